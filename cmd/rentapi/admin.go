@@ -1,0 +1,180 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/secret"
+	"rentapi/internal/store"
+)
+
+// admin runs an operator tool. Each prints only its result on stdout (an ID
+// or a key), because scripts and tests read it.
+func (e environment) admin(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New("admin: name a tool: create-app, create-key, create-landlord, link-account")
+	}
+	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	dbf := e.dbFlags(fs)
+	var tool func(*store.DB, *secret.Secret) (string, error)
+	switch args[0] {
+	case "create-app":
+		name := fs.String("name", "Application", "application name")
+		company := fs.String("company", "", "company shown on the consent page")
+		scopes := fs.String("scopes", "all", "scopes the application asks landlords for: s1,s2 or all")
+		tool = func(db *store.DB, _ *secret.Secret) (string, error) {
+			sc, err := rental.ParseScopes(*scopes)
+			if err != nil {
+				return "", err
+			}
+			devID, err := e.demoDeveloper(ctx, db)
+			if err != nil {
+				return "", err
+			}
+			var app *rental.Application
+			err = db.InTx(ctx, func(tx *store.Tx) error {
+				app, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: devID, Name: *name, Company: *company, Scopes: sc})
+				return err
+			})
+			if err != nil {
+				return "", err
+			}
+			return app.ID, nil
+		}
+	case "create-key":
+		mode := fs.String("mode", "test", "test or live")
+		appID := fs.String("app", "", "application ID (default: the demo application)")
+		scopes := fs.String("scopes", "all", "scopes of the key: s1,s2 or all (of the application's)")
+		name := fs.String("name", "Key", "key name")
+		account := fs.String("account", "", "bind a live key to this account (acct_...)")
+		expires := fs.Duration("expires-in", 0, "the key expires after this long (default: never)")
+		tool = func(db *store.DB, sec *secret.Secret) (string, error) {
+			return createKey(ctx, db, sec, *appID, rental.Mode(*mode), *scopes, *name, *account, *expires)
+		}
+	case "create-landlord":
+		name := fs.String("name", "Landlord", "landlord name")
+		plan := fs.String("plan", "standard", "landlord plan: free, standard or pro")
+		tool = func(db *store.DB, _ *secret.Secret) (string, error) {
+			var id string
+			err := db.InTx(ctx, func(tx *store.Tx) (err error) {
+				id, err = tx.CreateLandlord(ctx, *name, rental.LandlordPlan(*plan))
+				return err
+			})
+			return id, err
+		}
+	case "link-account":
+		appID := fs.String("app", "", "application ID (default: the demo application)")
+		landlord := fs.String("landlord", "", "landlord ID (ll_...)")
+		scopes := fs.String("scopes", "all", "scopes the landlord grants: s1,s2 or all")
+		tool = func(db *store.DB, _ *secret.Secret) (string, error) {
+			sc, err := rental.ParseScopes(*scopes)
+			if err != nil {
+				return "", err
+			}
+			app, err := appOrDemo(ctx, db, *appID)
+			if err != nil {
+				return "", err
+			}
+			var acct *rental.Account
+			err = db.InTx(ctx, func(tx *store.Tx) error {
+				acct, err = tx.LinkAccount(ctx, app, *landlord, sc)
+				return err
+			})
+			if err != nil {
+				return "", err
+			}
+			return acct.ID, nil
+		}
+	default:
+		return fmt.Errorf("admin: unknown tool %q", args[0])
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	sec, err := e.loadSecret(dbf)
+	if err != nil {
+		return err
+	}
+	db, err := dbf.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	out, err := tool(db, sec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, out)
+	return nil
+}
+
+// appOrDemo returns appID, or the demo application's ID when it is empty.
+func appOrDemo(ctx context.Context, db *store.DB, appID string) (string, error) {
+	if appID != "" {
+		return appID, nil
+	}
+	id, err := db.Read().DemoApplication(ctx)
+	if rental.IsNotFound(err) {
+		return "", errors.New("no demo application in this database: run `rentapi serve` once, or pass --app")
+	}
+	return id, err
+}
+
+// demoDeveloper returns the developer that owns the demo application,
+// creating the demo developer and application on a new database.
+func (e environment) demoDeveloper(ctx context.Context, db *store.DB) (string, error) {
+	appID, err := appOrDemo(ctx, db, "")
+	if err != nil {
+		if _, _, err := bootstrap(ctx, db); err != nil {
+			return "", err
+		}
+		if appID, err = appOrDemo(ctx, db, ""); err != nil {
+			return "", err
+		}
+	}
+	app, err := db.Read().GetApplication(ctx, appID)
+	if err != nil {
+		return "", err
+	}
+	return app.DeveloperID, nil
+}
+
+// createKey makes a key and returns its text, the only time it exists
+// outside the caller's hands.
+func createKey(ctx context.Context, db *store.DB, sec *secret.Secret, appID string, mode rental.Mode, scopes, name, account string, expiresIn time.Duration) (string, error) {
+	app, err := appOrDemo(ctx, db, appID)
+	if err != nil {
+		return "", err
+	}
+	sc, err := rental.ParseScopes(scopes)
+	if err != nil {
+		return "", err
+	}
+	if scopes == "all" {
+		a, err := db.Read().GetApplication(ctx, app)
+		if err != nil {
+			return "", err
+		}
+		sc = a.Scopes
+	}
+	text := rental.NewAPIKeySecret(mode)
+	nk := store.NewKey{ApplicationID: app, Name: name, Mode: mode, Scopes: sc, AccountID: account,
+		Fingerprint: sec.Fingerprint(text), Prefix: rental.KeyVisiblePrefix(text)}
+	if expiresIn > 0 {
+		t := db.Now().Add(expiresIn)
+		nk.ExpiresAt = &t
+	}
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := tx.CreateAPIKey(ctx, nk)
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return text, nil
+}

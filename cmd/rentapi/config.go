@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"rentapi/internal/secret"
+	"rentapi/internal/store"
+)
+
+// dbFlags are the flags every command that opens the database shares.
+type dbFlags struct {
+	dsn        string
+	secretFile string
+}
+
+func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
+	f := &dbFlags{}
+	fs.StringVar(&f.dsn, "db", e.or("RENTAPI_DB", "sqlite:rentapi.db"), "database: sqlite:PATH or a postgres:// URL (env RENTAPI_DB)")
+	fs.StringVar(&f.secretFile, "secret-file", e.getenv("RENTAPI_SECRET_FILE"),
+		"file holding the server secret, created when absent (env RENTAPI_SECRET_FILE; RENTAPI_SECRET gives the secret itself; default: rentapi.secret beside a SQLite database, else in the working directory)")
+	return f
+}
+
+// open connects to the database and migrates it.
+func (f *dbFlags) open(ctx context.Context) (*store.DB, error) {
+	db, err := store.Open(ctx, f.dsn, store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// loadSecret returns the server secret from RENTAPI_SECRET, the secret
+// file, or a new file beside the data.
+func (e environment) loadSecret(f *dbFlags) (*secret.Secret, error) {
+	if v := e.getenv("RENTAPI_SECRET"); v != "" {
+		return secret.New(v)
+	}
+	path := f.secretFile
+	if path == "" {
+		dir := "."
+		if p, ok := strings.CutPrefix(f.dsn, "sqlite:"); ok {
+			dir = filepath.Dir(strings.TrimPrefix(p, "//"))
+		}
+		path = filepath.Join(dir, "rentapi.secret")
+	}
+	s, created, err := secret.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		fmt.Fprintf(e.stderr, "rentapi: created a new server secret in %s; every process of this database needs the same secret\n", path)
+	}
+	return s, nil
+}
+
+func (e environment) migrate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	db := e.dbFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	conn, err := db.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	fmt.Fprintln(e.stderr, "rentapi: database is up to date")
+	return nil
+}

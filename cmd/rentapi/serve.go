@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"rentapi/internal/api"
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+func (e environment) serve(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	addr := fs.String("addr", e.or("RENTAPI_ADDR", "127.0.0.1:8080"), "address to listen on (env RENTAPI_ADDR)")
+	dbf := e.dbFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	sec, err := e.loadSecret(dbf)
+	if err != nil {
+		return err
+	}
+	db, err := dbf.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	app, created, err := bootstrap(ctx, db)
+	if err != nil {
+		return err
+	}
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	base := "http://" + ln.Addr().String()
+	if created {
+		key, err := createKey(ctx, db, sec, app.ID, rental.ModeTest, "all", "Sandbox key", "", 0)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		fmt.Fprintf(e.stdout, "rentapi: new database: created a demo developer, application %s and its sandbox account %s.\n", app.ID, app.SandboxAccountID)
+		fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
+		fmt.Fprintf(e.stdout, "rentapi: try: curl -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
+	}
+	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
+
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdown); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// bootstrap gives a new database its demo developer and application (with
+// the application's sandbox). created is false when the database already
+// had a developer.
+func bootstrap(ctx context.Context, db *store.DB) (app *rental.Application, created bool, err error) {
+	n, err := db.Read().CountDevelopers(ctx)
+	if err != nil || n > 0 {
+		return nil, false, err
+	}
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		dev, err := tx.CreateDeveloper(ctx, "Demo developer", rental.PlanDeveloper)
+		if err != nil {
+			return err
+		}
+		app, err = tx.CreateApplication(ctx, store.ApplicationSpec{
+			DeveloperID: dev.ID, Name: "Demo application", Company: "Demo company", Scopes: rental.AllScopes,
+		})
+		if err != nil {
+			return err
+		}
+		return tx.SetDemoApplication(ctx, app.ID)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("bootstrap: %w", err)
+	}
+	return app, true, nil
+}

@@ -1,0 +1,127 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+// caller is who a request comes from and what it may do: the key with its
+// application and developer, the account it acts on, and the scopes usable
+// there (key ∩ application ∩ landlord grant).
+type caller struct {
+	key     *store.KeyOwner
+	account *rental.Account
+	scopes  rental.Scopes
+	mode    rental.Mode
+}
+
+// The header that selects the account for an unbound live key.
+const accountHeader = "SERVICE-Account"
+
+var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
+	"The API key is missing, malformed, unknown, expired or revoked. Send it as 'Authorization: Bearer <key>'.")
+
+// authenticate runs the checks of the Authentication section in their order:
+// the key (never from the URL), its developer and application, the account
+// (sandbox for test keys, bound or selected for live keys, an active link),
+// then computes the usable scopes. Failed keys count against the client's
+// address. It sets X-SERVICE-Mode as soon as the key is known.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, error) {
+	for name, values := range r.URL.Query() {
+		keyish := name == "api_key"
+		for _, v := range values {
+			keyish = keyish || strings.HasPrefix(v, rental.KeyPrefixTest) || strings.HasPrefix(v, rental.KeyPrefixLive)
+		}
+		if keyish {
+			return nil, rental.Errorf(rental.KindInvalid, "api_key_in_query",
+				"API keys must be sent in the Authorization header, never in the URL. Treat this key as exposed and rotate it.")
+		}
+	}
+	ip := clientIP(r)
+	now := s.now()
+	if wait, blocked := s.failures.blocked(ip, now); blocked {
+		e := rental.Errorf(rental.KindRateLimited, "too_many_failed_attempts", "Too many requests with invalid API keys from this address.")
+		e.RetryAfter = wait
+		return nil, e
+	}
+	owner, err := s.lookupKey(r)
+	if err != nil {
+		if e, ok := rental.AsError(err); ok && e == errInvalidKey {
+			s.failures.add(ip, now)
+		}
+		return nil, err
+	}
+	k := &owner.Key
+	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(k.ExpiresAt.Time)) {
+		s.failures.add(ip, now)
+		return nil, errInvalidKey
+	}
+	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
+	inf := info(r.Context())
+	inf.applicationID = owner.App.ID
+	switch {
+	case owner.Developer.Suspended:
+		return nil, rental.Errorf(rental.KindForbidden, "developer_suspended", "The developer account is suspended; all its keys are refused.")
+	case owner.App.Disabled:
+		return nil, rental.Errorf(rental.KindForbidden, "application_disabled", "The application is disabled; all its keys are refused.")
+	}
+	acctID, err := selectAccount(owner, r.Header.Get(accountHeader))
+	if err != nil {
+		return nil, err
+	}
+	acct, err := s.db.Read().GetAccount(r.Context(), owner.App.ID, acctID)
+	if rental.IsNotFound(err) || (err == nil && acct.Sandbox != (k.Mode == rental.ModeTest)) {
+		return nil, rental.Errorf(rental.KindForbidden, "account_not_connected", "The account %s is not connected to this application.", acctID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if acct.Revoked {
+		return nil, rental.Errorf(rental.KindForbidden, "account_access_revoked", "The link between this application and account %s has ended.", acctID)
+	}
+	inf.accountID = acct.ID
+	if k.Mode == rental.ModeLive && owner.Developer.InvoiceOverdue {
+		return nil, rental.Errorf(rental.KindPaymentRequired, "payment_required", "An invoice of the developer account is overdue; live requests resume once it is paid.")
+	}
+	return &caller{key: owner, account: acct, mode: k.Mode, scopes: k.Scopes.Intersect(owner.App.Scopes, acct.Granted)}, nil
+}
+
+// lookupKey reads the bearer key and finds it by fingerprint.
+func (s *Server) lookupKey(r *http.Request) (*store.KeyOwner, error) {
+	scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || !rental.LooksLikeAPIKey(strings.TrimSpace(key)) {
+		return nil, errInvalidKey
+	}
+	owner, err := s.db.Read().KeyByFingerprint(r.Context(), s.secret.Fingerprint(strings.TrimSpace(key)))
+	if rental.IsNotFound(err) {
+		return nil, errInvalidKey
+	}
+	return owner, err
+}
+
+// selectAccount decides which account the request acts on from the key and
+// the SERVICE-Account header.
+func selectAccount(o *store.KeyOwner, header string) (string, error) {
+	mismatch := func(bound string) error {
+		return rental.Errorf(rental.KindForbidden, "account_mismatch", "This key acts only on account %s; the %s header names another.", bound, accountHeader)
+	}
+	switch {
+	case o.Key.Mode == rental.ModeTest:
+		if header != "" && header != o.App.SandboxAccountID {
+			return "", mismatch(o.App.SandboxAccountID)
+		}
+		return o.App.SandboxAccountID, nil
+	case o.Key.AccountID != "":
+		if header != "" && header != o.Key.AccountID {
+			return "", mismatch(o.Key.AccountID)
+		}
+		return o.Key.AccountID, nil
+	case header == "":
+		return "", rental.Errorf(rental.KindForbidden, "account_required", "This live key is not bound to an account: send the %s header.", accountHeader)
+	default:
+		return header, nil
+	}
+}

@@ -1,0 +1,283 @@
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+// maxBody is the largest request body accepted (1 MB).
+const maxBody = 1 << 20
+
+// call is one authenticated API request as a handler sees it.
+type call struct {
+	r      *http.Request
+	ctx    context.Context
+	caller *caller
+	// q reads: on the read pool for GET, inside the transaction for writes.
+	q *store.Queries
+	// tx is the write transaction; nil for reads.
+	tx   *store.Tx
+	body []byte
+}
+
+// acct is the account the request acts on.
+func (c *call) acct() *rental.Account { return c.caller.account }
+
+// handlerFunc is an operation: it returns the status and body of success, or
+// an error for the adapter to render.
+type handlerFunc func(c *call) (int, any, error)
+
+// endpoint wraps an operation in everything an API request goes through, in
+// this order: overload gate, authentication and account selection, rate
+// limit, scope, query parameters, then for reads the handler, and for writes
+// the body checks, the idempotency key, and the handler inside one
+// transaction that also stores the idempotent response.
+func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		release, err := s.enter(r.Context())
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer release()
+		cl, err := s.authenticate(w, r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if err := s.limits.allow(w.Header(), cl, s.now()); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		if scope != "" && !cl.scopes.Has(scope) {
+			s.writeError(w, r, &rental.Error{Kind: rental.KindForbidden, Code: "insufficient_scope", Scope: string(scope),
+				Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."})
+			return
+		}
+		if err := checkQuery(r, query); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		c := &call{r: r, ctx: r.Context(), caller: cl}
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			c.q = s.db.Read()
+			s.run(c, h).write(w)
+			return
+		}
+		s.serveWrite(w, c, h)
+	})
+}
+
+// run calls the handler and renders its result.
+func (s *Server) run(c *call, h handlerFunc) response {
+	status, body, err := h(c)
+	if err != nil {
+		return renderError(c.ctx, s.log, err)
+	}
+	return renderJSON(status, body)
+}
+
+// serveWrite runs a write: all-or-nothing in one transaction, and with an
+// Idempotency-Key, exactly once with the response stored in that same
+// transaction.
+func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
+	r := c.r
+	body, err := readBody(w, r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	c.body = body
+	key, keyed := r.Header["Idempotency-Key"]
+	var ik store.IdempotencyKey
+	var token int64
+	if keyed {
+		if len(key) != 1 || !validIdempotencyKey(key[0]) {
+			s.writeError(w, r, rental.Errorf(rental.KindInvalid, "invalid_idempotency_key",
+				"Idempotency-Key must be 1 to 255 printable ASCII characters."))
+			return
+		}
+		ik = store.IdempotencyKey{ApplicationID: c.caller.key.App.ID, AccountID: c.acct().ID, Key: key[0]}
+		sum := sha256.Sum256([]byte(r.Method + "\n" + r.URL.Path + "\n" + string(body)))
+		claim, tok, stored, err := s.db.ClaimIdempotency(c.ctx, ik, hex.EncodeToString(sum[:]))
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		switch claim {
+		case store.Replay:
+			replay(*stored).write(w)
+			return
+		case store.InProgress:
+			s.writeError(w, r, rental.Errorf(rental.KindConflict, "idempotency_in_progress",
+				"A request with this Idempotency-Key is still running; retry after a second."))
+			return
+		case store.Mismatch:
+			s.writeError(w, r, rental.Errorf(rental.KindUnprocessable, "idempotency_key_reused",
+				"This Idempotency-Key was used for a request with a different method, path or body."))
+			return
+		}
+		token = tok
+		w.Header().Set("Idempotent-Replayed", "false")
+	}
+	var keep func(*store.Tx, response) error
+	if keyed {
+		keep = func(tx *store.Tx, resp response) error { return tx.CompleteIdempotency(c.ctx, ik, token, stored(resp)) }
+	}
+	resp := s.transact(c, h, keep)
+	if keyed && resp.status >= 500 {
+		if err := s.db.ReleaseIdempotency(context.WithoutCancel(c.ctx), ik, token); err != nil {
+			s.log.ErrorContext(c.ctx, "idempotency release", "request_id", requestID(c.ctx), "error", err.Error())
+		}
+	}
+	resp.write(w)
+}
+
+// transact runs the handler in a transaction. On success, keep (which stores
+// the idempotent response; nil without a key) runs in the same transaction
+// before the commit. A 4xx rolls the work back but is still kept; a 5xx
+// keeps nothing.
+func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response) error) response {
+	tx, err := s.db.Begin(c.ctx)
+	if err != nil {
+		return renderError(c.ctx, s.log, err)
+	}
+	defer tx.Rollback()
+	c.tx, c.q = tx, &tx.Queries
+	resp := s.run(c, h)
+	if resp.status >= 500 {
+		return resp
+	}
+	switch {
+	case resp.status >= 400 && keep != nil:
+		tx.Rollback()
+		err = s.db.InTx(c.ctx, func(tx *store.Tx) error { return keep(tx, resp) })
+	case resp.status >= 400:
+	case keep != nil:
+		if err = keep(tx, resp); err == nil {
+			err = tx.Commit()
+		}
+	default:
+		err = tx.Commit()
+	}
+	if err != nil {
+		return renderError(c.ctx, s.log, err)
+	}
+	return resp
+}
+
+// stored turns a response into its stored form: status, body, and the
+// headers that describe the body.
+func stored(resp response) store.StoredResponse {
+	h, _ := json.Marshal(map[string]string{"Content-Type": resp.header.Get("Content-Type")})
+	return store.StoredResponse{Status: resp.status, Header: string(h), Body: resp.body}
+}
+
+// replay rebuilds a stored response, marked as a replay.
+func replay(sr store.StoredResponse) response {
+	var hm map[string]string
+	json.Unmarshal([]byte(sr.Header), &hm)
+	h := http.Header{}
+	for k, v := range hm {
+		if v != "" {
+			h.Set(k, v)
+		}
+	}
+	h.Set("Idempotent-Replayed", "true")
+	return response{status: sr.Status, header: h, body: sr.Body}
+}
+
+func validIdempotencyKey(k string) bool {
+	if len(k) == 0 || len(k) > 255 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// readBody reads a write's body: at most maxBody bytes (413 beyond, checked
+// while reading), and JSON when not empty (415 otherwise).
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	tooLarge := rental.Errorf(rental.KindTooLarge, "request_too_large", "The request body is over the limit of 1 MB.")
+	if r.ContentLength > maxBody {
+		return nil, tooLarge
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, tooLarge
+	}
+	if err != nil {
+		return nil, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body could not be read.")
+	}
+	if len(b) == 0 {
+		return nil, nil
+	}
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		return nil, rental.Errorf(rental.KindUnsupportedMedia, "unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.")
+	}
+	if !utf8.Valid(b) {
+		return nil, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body is not valid UTF-8.")
+	}
+	return b, nil
+}
+
+// checkQuery refuses query parameters the operation does not accept, and
+// any parameter given twice.
+func checkQuery(r *http.Request, allowed []string) error {
+	q := r.URL.Query()
+	names := make([]string, 0, len(q))
+	for name := range q {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		if !slices.Contains(allowed, name) {
+			return &rental.Error{Kind: rental.KindInvalid, Code: "unknown_parameter", Param: name,
+				Message: "Unknown query parameter '" + name + "'. Accepted: " + strings.Join(allowed, ", ") + "."}
+		}
+		if len(q[name]) > 1 {
+			return rental.Invalid(name, "Query parameter '%s' was given more than once.", name)
+		}
+	}
+	return nil
+}
+
+// enter takes a place among the requests being served, waiting up to the
+// configured time when all are taken.
+func (s *Server) enter(ctx context.Context) (func(), error) {
+	release := func() { <-s.gate }
+	select {
+	case s.gate <- struct{}{}:
+		return release, nil
+	default:
+	}
+	t := time.NewTimer(s.wait)
+	defer t.Stop()
+	select {
+	case s.gate <- struct{}{}:
+		return release, nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is overloaded; retry after the time in Retry-After.")
+	e.RetryAfter = 1
+	return nil, e
+}

@@ -1,0 +1,128 @@
+package api
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+
+	"rentapi/internal/rental"
+)
+
+// openapiYAML is the contract, written by hand; the JSON form is derived
+// from it at start-up so the two can never differ.
+//
+//go:embed openapi.yaml
+var openapiYAML []byte
+
+// document is the OpenAPI description in both forms.
+type document struct {
+	yaml []byte
+	json []byte
+}
+
+func loadDocument() (*document, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(openapiYAML, &root); err != nil {
+		return nil, fmt.Errorf("api: openapi.yaml: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, &root); err != nil {
+		return nil, fmt.Errorf("api: openapi.yaml: %w", err)
+	}
+	return &document{yaml: openapiYAML, json: buf.Bytes()}, nil
+}
+
+// writeJSON writes a YAML node as JSON, keeping the order of mapping keys
+// (the document reads top-down: info, paths, components).
+func writeJSON(buf *bytes.Buffer, n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		return writeJSON(buf, n.Content[0])
+	case yaml.AliasNode:
+		return writeJSON(buf, n.Alias)
+	case yaml.MappingNode:
+		buf.WriteByte('{')
+		for i := 0; i < len(n.Content); i += 2 {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			k, _ := json.Marshal(n.Content[i].Value)
+			buf.Write(k)
+			buf.WriteByte(':')
+			if err := writeJSON(buf, n.Content[i+1]); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte('}')
+	case yaml.SequenceNode:
+		buf.WriteByte('[')
+		for i, c := range n.Content {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := writeJSON(buf, c); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	case yaml.ScalarNode:
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		if n.Tag == "!!str" {
+			v = n.Value
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n.Line, err)
+		}
+		buf.Write(b)
+	default:
+		return fmt.Errorf("line %d: unsupported YAML node", n.Line)
+	}
+	return nil
+}
+
+func (s *Server) handleOpenAPI(format string) http.Handler {
+	body, ctype := s.doc.json, "application/json"
+	if format == "yaml" {
+		body, ctype = s.doc.yaml, "application/yaml"
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", ctype)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		w.Write(body)
+	})
+}
+
+type health struct {
+	Status string `json:"status"`
+}
+
+// handleHealth answers while the process is up.
+func (s *Server) handleHealth() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		renderJSON(http.StatusOK, health{"ok"}).write(w)
+	})
+}
+
+// handleReady answers 200 only while the database answers.
+func (s *Server) handleReady() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.db.Ping(r.Context()); err != nil {
+			s.log.ErrorContext(r.Context(), "readiness", "error", err.Error())
+			e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The database is unreachable.")
+			e.RetryAfter = 5
+			s.writeError(w, r, e)
+			return
+		}
+		renderJSON(http.StatusOK, health{"ok"}).write(w)
+	})
+}

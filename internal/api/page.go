@@ -1,0 +1,103 @@
+package api
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+// listQuery is the query every list accepts.
+var listQuery = []string{"limit", "cursor", "order"}
+
+// maxCursorLen is the longest cursor accepted or issued.
+const maxCursorLen = 200
+
+// list is the shape of every list response.
+type list[T any] struct {
+	Data       []T        `json:"data"`
+	Pagination pagination `json:"pagination"`
+}
+
+type pagination struct {
+	HasMore    bool    `json:"has_more"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// pager reads a list request's limit, order and cursor, and issues the next
+// cursor. A cursor is sealed under the server secret and bound to the
+// account, the route, the filters and the order: any edit, or use with
+// anything else, fails to open and is 400 invalid_cursor.
+type pager struct {
+	c       *call
+	filters string
+	page    store.Page
+}
+
+// newPager parses the common list parameters. filters is the canonical text
+// of the list's other filters.
+func (s *Server) newPager(c *call, filters ...string) (*pager, error) {
+	q := c.r.URL.Query()
+	p := &pager{c: c, filters: strings.Join(filters, "&"), page: store.Page{Limit: 20}}
+	if v := q.Get("limit"); q.Has("limit") {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			return nil, rental.Invalid("limit", "limit must be an integer from 1 to 100.")
+		}
+		p.page.Limit = n
+	}
+	switch q.Get("order") {
+	case "asc":
+		p.page.Asc = true
+	case "desc":
+	default:
+		if q.Has("order") {
+			return nil, rental.Invalid("order", "order must be 'asc' or 'desc'.")
+		}
+	}
+	if q.Has("cursor") {
+		pos, err := s.openCursor(p, q.Get("cursor"))
+		if err != nil {
+			return nil, err
+		}
+		p.page.After = pos
+	}
+	return p, nil
+}
+
+// context is what a cursor is bound to.
+func (p *pager) context() []byte {
+	order := "desc"
+	if p.page.Asc {
+		order = "asc"
+	}
+	return []byte(p.c.acct().ID + "\n" + p.c.r.Pattern + "\n" + p.filters + "\n" + order)
+}
+
+func (s *Server) openCursor(p *pager, cursor string) (*store.Position, error) {
+	bad := rental.Errorf(rental.KindInvalid, "invalid_cursor", "The cursor is invalid, or belongs to another list, filter or order.")
+	bad.Param = "cursor"
+	if cursor == "" || len(cursor) > maxCursorLen {
+		return nil, bad
+	}
+	b, err := s.secret.Open(cursor, p.context())
+	if err != nil || len(b) < 9 {
+		return nil, bad
+	}
+	return &store.Position{CreatedAt: int64(binary.BigEndian.Uint64(b[:8])), ID: string(b[8:])}, nil
+}
+
+// result builds the list response; last is the position of the page's last
+// item when more follow.
+func result[T any](s *Server, p *pager, items []T, more bool, pos func(T) store.Position) list[T] {
+	out := list[T]{Data: items, Pagination: pagination{HasMore: more}}
+	if more && len(items) > 0 {
+		last := pos(items[len(items)-1])
+		b := binary.BigEndian.AppendUint64(nil, uint64(last.CreatedAt))
+		cur := s.secret.Seal(append(b, last.ID...), p.context())
+		out.Pagination.NextCursor = &cur
+	}
+	return out
+}

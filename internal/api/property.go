@@ -1,0 +1,88 @@
+package api
+
+import (
+	"net/http"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+func propertyPosition(p rental.Property) store.Position {
+	return store.Position{CreatedAt: p.CreatedAt.UnixMilli(), ID: p.ID}
+}
+
+func (s *Server) listProperties(c *call) (int, any, error) {
+	p, err := s.newPager(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	items, more, err := c.q.ListProperties(c.ctx, c.acct(), p.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, result(s, p, items, more, propertyPosition), nil
+}
+
+func (s *Server) getProperty(c *call) (int, any, error) {
+	p, err := c.q.GetProperty(c.ctx, c.acct(), c.r.PathValue("property_id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{p}, nil
+}
+
+// propertyChange decodes a property create or update body.
+func propertyChange(body []byte) (rental.PropertyChange, error) {
+	var ch rental.PropertyChange
+	f, err := parseObject(body, "name", "address", "electricity_rate", "water_billing", "water_rate", "water_flat_amount", "due_day")
+	if err != nil {
+		return ch, err
+	}
+	return ch, read(
+		into(&ch.Name, f.string, "name"),
+		into(&ch.Address, f.string, "address"),
+		into(&ch.ElectricityRate, f.int, "electricity_rate"),
+		into(&ch.WaterBilling, f.string, "water_billing"),
+		into(&ch.WaterRate, f.int, "water_rate"),
+		into(&ch.WaterFlatAmount, f.int, "water_flat_amount"),
+		into(&ch.DueDay, f.int, "due_day"),
+	)
+}
+
+func (s *Server) createProperty(c *call) (int, any, error) {
+	ch, err := propertyChange(c.body)
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := rental.NewProperty(ch)
+	if err != nil {
+		return 0, nil, err
+	}
+	created, err := c.tx.CreateProperty(c.ctx, c.acct(), p)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, data{created}, nil
+}
+
+func (s *Server) updateProperty(c *call) (int, any, error) {
+	ch, err := propertyChange(c.body)
+	if err != nil {
+		return 0, nil, err
+	}
+	p, err := c.tx.UpdateProperty(c.ctx, c.acct(), c.r.PathValue("property_id"), ch)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{p}, nil
+}
+
+func (s *Server) deleteProperty(c *call) (int, any, error) {
+	if _, err := parseObject(c.body); err != nil {
+		return 0, nil, err
+	}
+	if err := c.tx.DeleteProperty(c.ctx, c.acct(), c.r.PathValue("property_id")); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}

@@ -1,0 +1,166 @@
+// Package api is the JSON HTTP interface under /v1 and the OpenAPI document
+// that describes it. Every operation runs through one adapter (endpoint.go)
+// that authenticates, selects the account, checks scope, limits the rate,
+// makes writes idempotent and transactional, and renders the response once;
+// handlers only decode, call the store and return a value or an error.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/secret"
+	"rentapi/internal/store"
+)
+
+// Config is what the API needs from its process.
+type Config struct {
+	DB     *store.DB
+	Secret *secret.Secret
+	Log    *slog.Logger
+	// Now is the clock; defaults to the store's, so tests move both at once.
+	Now func() time.Time
+	// MaxInFlight bounds the API requests served at once; more wait up to
+	// OverloadWait and then get 503. Defaults: 256 and 10 s.
+	MaxInFlight  int
+	OverloadWait time.Duration
+}
+
+// Server serves the API. It holds no request state between requests other
+// than the in-memory rate limiters.
+type Server struct {
+	db       *store.DB
+	secret   *secret.Secret
+	log      *slog.Logger
+	now      func() time.Time
+	mux      *http.ServeMux
+	gate     chan struct{}
+	wait     time.Duration
+	limits   *rateLimiter
+	failures *failureCounter
+	doc      *document
+}
+
+// NewServer builds the API server.
+func NewServer(cfg Config) (*Server, error) {
+	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), wait: cfg.OverloadWait}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = cfg.DB.Now
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 256
+	}
+	if s.wait <= 0 {
+		s.wait = 10 * time.Second
+	}
+	s.gate = make(chan struct{}, cfg.MaxInFlight)
+	s.limits = newRateLimiter()
+	s.failures = newFailureCounter()
+	doc, err := loadDocument()
+	if err != nil {
+		return nil, err
+	}
+	s.doc = doc
+	s.routes()
+	return s, nil
+}
+
+// ServeHTTP gives every request an ID, logs it, recovers a panic into a
+// 500, and answers unknown routes and methods in the error envelope.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	info := &requestInfo{id: rental.NewID(rental.PrefixRequest)}
+	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+	w.Header().Set("X-Request-ID", info.id)
+	sw := &statusWriter{ResponseWriter: w}
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler {
+				panic(p)
+			}
+			s.log.ErrorContext(r.Context(), "panic", "request_id", info.id, "panic", p)
+			if sw.status == 0 {
+				s.writeError(sw, r, rental.Errorf(rental.KindInternal, "internal_error", "panic"))
+			}
+		}
+		s.log.InfoContext(r.Context(), "request", "request_id", info.id, "method", r.Method, "path", r.URL.Path,
+			"status", sw.status, "duration_ms", time.Since(start).Milliseconds(), "remote", clientIP(r),
+			"application_id", info.applicationID, "account_id", info.accountID)
+	}()
+	if h, pattern := s.mux.Handler(r); pattern == "" {
+		probe := &statusWriter{ResponseWriter: discardWriter{h: http.Header{}}}
+		h.ServeHTTP(probe, r)
+		if probe.status == http.StatusMethodNotAllowed {
+			sw.Header().Set("Allow", probe.Header().Get("Allow"))
+			s.writeError(sw, r, rental.Errorf(rental.KindMethodNotAllowed, "method_not_allowed",
+				"%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, probe.Header().Get("Allow")))
+			return
+		}
+		s.writeError(sw, r, rental.Errorf(rental.KindNotFound, "route_not_found", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path))
+		return
+	}
+	s.mux.ServeHTTP(sw, r)
+}
+
+// requestInfo is what the request's log line needs to know, filled in as the
+// request is authenticated.
+type requestInfo struct {
+	id            string
+	applicationID string
+	accountID     string
+}
+
+type requestInfoKey struct{}
+
+func info(ctx context.Context) *requestInfo {
+	if i, ok := ctx.Value(requestInfoKey{}).(*requestInfo); ok {
+		return i
+	}
+	return &requestInfo{}
+}
+
+func requestID(ctx context.Context) string { return info(ctx).id }
+
+// statusWriter remembers the status written, for the log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// discardWriter lets the mux's own 404/405 answer be inspected, not sent.
+type discardWriter struct{ h http.Header }
+
+func (d discardWriter) Header() http.Header         { return d.h }
+func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d discardWriter) WriteHeader(int)             {}
+
+// clientIP is the peer address; the service does not trust forwarding
+// headers it cannot verify.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -1,0 +1,63 @@
+package rental
+
+import (
+	"crypto/rand"
+	"strings"
+	"time"
+)
+
+// ID prefixes, one per kind of object; a prefix tells a reader (and a log
+// search) what an ID names.
+const (
+	PrefixDeveloper   = "dev"
+	PrefixApplication = "app"
+	PrefixAccount     = "acct"
+	PrefixLandlord    = "ll"
+	PrefixAPIKey      = "key"
+	PrefixProperty    = "prop"
+	PrefixRoom        = "room"
+	PrefixEvent       = "evt"
+	PrefixRequest     = "req"
+)
+
+const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// NewID returns prefix + "_" + 24 characters of [a-z0-9] from crypto/rand:
+// about 124 bits, so IDs can be handed out without coordination.
+func NewID(prefix string) string {
+	return prefix + "_" + randomString(24, idAlphabet)
+}
+
+// randomString draws n characters of alphabet uniformly (rejection sampling,
+// so no character is more likely than another).
+func randomString(n int, alphabet string) string {
+	var b strings.Builder
+	b.Grow(n)
+	limit := 256 - 256%len(alphabet)
+	buf := make([]byte, n+n/2)
+	for b.Len() < n {
+		rand.Read(buf) // never fails (crypto/rand panics rather than return an error)
+		for _, c := range buf {
+			if int(c) < limit && b.Len() < n {
+				b.WriteByte(alphabet[int(c)%len(alphabet)])
+			}
+		}
+	}
+	return b.String()
+}
+
+// Time is an instant as the API shows it: ISO 8601 in UTC with second
+// precision and a Z suffix. The full precision is kept inside, because
+// pagination orders by it.
+type Time struct{ time.Time }
+
+// TimeLayout is the one format of timestamps in requests and responses.
+const TimeLayout = "2006-01-02T15:04:05Z"
+
+// MarshalJSON writes the instant in TimeLayout.
+func (t Time) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format(TimeLayout) + `"`), nil
+}
+
+// UnixMilli converts milliseconds since the epoch, as stored, into a Time.
+func UnixMilli(ms int64) Time { return Time{time.UnixMilli(ms).UTC()} }

@@ -1,0 +1,122 @@
+// Package secret holds the server secret and everything derived from it: the
+// fingerprints under which API keys are stored, and the sealing of
+// pagination cursors. Every process over one database must load the same
+// secret, or keys and cursors made by one are refused by another.
+package secret
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// minLen is the shortest secret accepted: 32 bytes of entropy as hex is 64
+// characters, but an operator's own string of 32 characters is allowed.
+const minLen = 32
+
+// Secret is the loaded server secret's derived keys. The secret itself is
+// not kept.
+type Secret struct {
+	fingerprint []byte
+	cursor      cipher.AEAD
+}
+
+// New derives the keys from a secret string.
+func New(s string) (*Secret, error) {
+	s = strings.TrimSpace(s)
+	if len(s) < minLen {
+		return nil, fmt.Errorf("secret: the server secret must be at least %d characters", minLen)
+	}
+	derive := func(purpose string) []byte {
+		m := hmac.New(sha256.New, []byte(s))
+		m.Write([]byte(purpose))
+		return m.Sum(nil)
+	}
+	block, err := aes.NewCipher(derive("rentapi cursor v1"))
+	if err != nil {
+		return nil, fmt.Errorf("secret: %w", err)
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, fmt.Errorf("secret: %w", err)
+	}
+	return &Secret{fingerprint: derive("rentapi api key fingerprint v1"), cursor: aead}, nil
+}
+
+// Load reads the secret from path, or creates the file with a fresh random
+// secret (mode 0600) when it does not exist. created reports the latter.
+func Load(path string) (s *Secret, created bool, err error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		raw := make([]byte, 32)
+		rand.Read(raw)
+		text := hex.EncodeToString(raw)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, false, fmt.Errorf("secret: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, os.ErrExist) {
+			return Load(path) // another process created it first
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("secret: %w", err)
+		}
+		if _, err := f.WriteString(text + "\n"); err != nil {
+			f.Close()
+			return nil, false, fmt.Errorf("secret: %w", err)
+		}
+		if err := f.Close(); err != nil {
+			return nil, false, fmt.Errorf("secret: %w", err)
+		}
+		s, err := New(text)
+		return s, true, err
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("secret: %w", err)
+	}
+	s, err = New(string(b))
+	return s, false, err
+}
+
+// Fingerprint is what is stored of an API key: HMAC-SHA256 under the server
+// secret, so a leaked table cannot be tested against guessed keys offline.
+func (s *Secret) Fingerprint(apiKey string) string {
+	m := hmac.New(sha256.New, s.fingerprint)
+	m.Write([]byte(apiKey))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Seal encrypts and authenticates plaintext, bound to context: Open with any
+// other context fails. The result is URL-safe base64.
+func (s *Secret) Seal(plaintext, context []byte) string {
+	nonce := make([]byte, s.cursor.NonceSize(), s.cursor.NonceSize()+len(plaintext)+s.cursor.Overhead())
+	rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(s.cursor.Seal(nonce, nonce, plaintext, context))
+}
+
+// ErrTampered is returned by Open for anything not sealed by Seal under the
+// same secret and context.
+var ErrTampered = errors.New("secret: sealed value is invalid")
+
+// Open reverses Seal.
+func (s *Secret) Open(sealed string, context []byte) ([]byte, error) {
+	b, err := base64.RawURLEncoding.DecodeString(sealed)
+	if err != nil || len(b) < s.cursor.NonceSize()+s.cursor.Overhead() {
+		return nil, ErrTampered
+	}
+	n := s.cursor.NonceSize()
+	out, err := s.cursor.Open(nil, b[:n], b[n:], context)
+	if err != nil {
+		return nil, ErrTampered
+	}
+	return out, nil
+}

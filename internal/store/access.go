@@ -1,0 +1,454 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"rentapi/internal/rental"
+)
+
+// metaDemoApplication names the application `admin create-key` uses when no
+// --app is given: the one made for a new database by `serve`.
+const metaDemoApplication = "demo_application"
+
+// CreateDeveloper adds a developer on the given plan.
+func (tx *Tx) CreateDeveloper(ctx context.Context, name string, plan rental.DeveloperPlan) (*rental.Developer, error) {
+	if !plan.Valid() {
+		return nil, rental.Invalid("plan", "Unknown developer plan '%s'.", plan)
+	}
+	d := &rental.Developer{ID: rental.NewID(rental.PrefixDeveloper), Name: name, Plan: plan, CreatedAt: rental.Time{Time: tx.Now}}
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO developers (id, name, plan, created_at) VALUES ($1, $2, $3, $4)`,
+		d.ID, d.Name, string(d.Plan), ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: create developer: %w", err)
+	}
+	return d, nil
+}
+
+// SetDeveloperStatus suspends or restores a developer and marks whether an
+// invoice is overdue.
+func (tx *Tx) SetDeveloperStatus(ctx context.Context, id string, suspended, invoiceOverdue bool) error {
+	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2, invoice_overdue = $3 WHERE id = $1`, id, suspended, invoiceOverdue)
+}
+
+// ApplicationSpec describes a new application.
+type ApplicationSpec struct {
+	DeveloperID  string
+	Name         string
+	Company      string
+	Scopes       rental.Scopes
+	RedirectURIs []string
+}
+
+// CreateApplication adds an application together with its sandbox: a sample
+// landlord on the pro plan and the account linking it, granted every scope.
+func (tx *Tx) CreateApplication(ctx context.Context, spec ApplicationSpec) (*rental.Application, error) {
+	uris, err := json.Marshal(append([]string{}, spec.RedirectURIs...))
+	if err != nil {
+		return nil, fmt.Errorf("store: create application: %w", err)
+	}
+	app := &rental.Application{
+		ID: rental.NewID(rental.PrefixApplication), DeveloperID: spec.DeveloperID, Name: spec.Name, Company: spec.Company,
+		Scopes: spec.Scopes, RedirectURIs: spec.RedirectURIs, CreatedAt: rental.Time{Time: tx.Now},
+	}
+	app.SandboxAccountID = rental.NewID(rental.PrefixAccount)
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO applications (id, developer_id, name, company, scopes, redirect_uris, sandbox_account_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+		app.ID, app.DeveloperID, app.Name, app.Company, app.Scopes.String(), string(uris), app.SandboxAccountID, ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: create application: %w", err)
+	}
+	ll, err := tx.createLandlord(ctx, "Sandbox landlord of "+spec.Name, rental.LandlordPro, true, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.insertAccount(ctx, app.SandboxAccountID, app.ID, ll, true, rental.AllScopes); err != nil {
+		return nil, err
+	}
+	return app, nil
+}
+
+// SetApplicationDisabled turns all of an application's keys off or on.
+func (tx *Tx) SetApplicationDisabled(ctx context.Context, id string, disabled bool) error {
+	return tx.execOne(ctx, "application", id, `UPDATE applications SET disabled = $2 WHERE id = $1`, id, disabled)
+}
+
+// SetDemoApplication records the application made for a new database. It
+// fails if one is recorded already (another process bootstrapped first).
+func (tx *Tx) SetDemoApplication(ctx context.Context, appID string) error {
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO meta (name, value) VALUES ($1, $2)`, metaDemoApplication, appID)
+	if err != nil {
+		return fmt.Errorf("store: set demo application: %w", err)
+	}
+	return nil
+}
+
+// DemoApplication returns the ID of the application made for a new database.
+func (q *Queries) DemoApplication(ctx context.Context) (string, error) {
+	var id string
+	err := q.c.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = $1`, metaDemoApplication).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", rental.NotFound("demo application", "")
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: demo application: %w", err)
+	}
+	return id, nil
+}
+
+// CountDevelopers tells whether the database is new.
+func (q *Queries) CountDevelopers(ctx context.Context) (int, error) {
+	var n int
+	if err := q.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM developers`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("store: count developers: %w", err)
+	}
+	return n, nil
+}
+
+// GetApplication returns one application.
+func (q *Queries) GetApplication(ctx context.Context, id string) (*rental.Application, error) {
+	var app rental.Application
+	var scopes, uris string
+	var created int64
+	err := q.c.QueryRowContext(ctx, `SELECT id, developer_id, name, company, disabled, scopes, redirect_uris, sandbox_account_id, created_at
+		FROM applications WHERE id = $1`, id).
+		Scan(&app.ID, &app.DeveloperID, &app.Name, &app.Company, &app.Disabled, &scopes, &uris, &app.SandboxAccountID, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("application", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get application: %w", err)
+	}
+	app.Scopes, _ = rental.ParseScopes(scopes)
+	if err := json.Unmarshal([]byte(uris), &app.RedirectURIs); err != nil {
+		return nil, fmt.Errorf("store: application %s redirect URIs: %w", id, err)
+	}
+	app.CreatedAt = rental.UnixMilli(created)
+	return &app, nil
+}
+
+// CreateLandlord adds a real landlord on a plan. QR payments come with the
+// paid plans.
+func (tx *Tx) CreateLandlord(ctx context.Context, name string, plan rental.LandlordPlan) (string, error) {
+	if !plan.Valid() {
+		return "", rental.Invalid("plan", "Unknown landlord plan '%s'.", plan)
+	}
+	return tx.createLandlord(ctx, name, plan, plan != rental.LandlordFree, false)
+}
+
+func (tx *Tx) createLandlord(ctx context.Context, name string, plan rental.LandlordPlan, qr, sandbox bool) (string, error) {
+	id := rental.NewID(rental.PrefixLandlord)
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO landlords (id, name, plan, qr_payments, sandbox, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)`, id, name, string(plan), qr, sandbox, ms(tx.Now))
+	if err != nil {
+		return "", fmt.Errorf("store: create landlord: %w", err)
+	}
+	return id, nil
+}
+
+// SetLandlordPlan changes a landlord's plan; QR payments follow it.
+func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan rental.LandlordPlan) error {
+	if !plan.Valid() {
+		return rental.Invalid("plan", "Unknown landlord plan '%s'.", plan)
+	}
+	return tx.execOne(ctx, "landlord", landlordID, `UPDATE landlords SET plan = $2, qr_payments = $3, updated_at = $4 WHERE id = $1`,
+		landlordID, string(plan), plan != rental.LandlordFree, ms(tx.Now))
+}
+
+func (tx *Tx) insertAccount(ctx context.Context, id, appID, landlordID string, sandbox bool, scopes rental.Scopes) error {
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO accounts (id, application_id, landlord_id, sandbox, scopes, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)`, id, appID, landlordID, sandbox, scopes.String(), ms(tx.Now))
+	if err != nil {
+		return fmt.Errorf("store: create account: %w", err)
+	}
+	return nil
+}
+
+// LinkAccount records a landlord's approval of an application with the
+// granted scopes. A landlord who linked before (and was disconnected) gets
+// the same account ID back, active again with the new grant.
+func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, granted rental.Scopes) (*rental.Account, error) {
+	var id string
+	var sandbox bool
+	err := tx.c.QueryRowContext(ctx, `SELECT sandbox FROM landlords WHERE id = $1`, landlordID).Scan(&sandbox)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("landlord", landlordID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: link account: %w", err)
+	}
+	if sandbox {
+		return nil, rental.Invalid("landlord", "A sandbox landlord cannot be linked.")
+	}
+	err = tx.c.QueryRowContext(ctx, `SELECT id FROM accounts WHERE application_id = $1 AND landlord_id = $2`, appID, landlordID).Scan(&id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		id = rental.NewID(rental.PrefixAccount)
+		if err := tx.insertAccount(ctx, id, appID, landlordID, false, granted); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, fmt.Errorf("store: link account: %w", err)
+	default:
+		_, err = tx.c.ExecContext(ctx, `UPDATE accounts SET scopes = $2, revoked_at = NULL, updated_at = $3 WHERE id = $1`, id, granted.String(), ms(tx.Now))
+		if err != nil {
+			return nil, fmt.Errorf("store: relink account: %w", err)
+		}
+	}
+	return tx.GetAccount(ctx, appID, id)
+}
+
+// RevokeAccount ends a link; the landlord's data stays.
+func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error {
+	return tx.execOne(ctx, "account", accountID, `UPDATE accounts SET revoked_at = $3, updated_at = $3
+		WHERE application_id = $1 AND id = $2 AND sandbox = FALSE`, appID, accountID, ms(tx.Now))
+}
+
+// GetAccount returns an account of the application, revoked or not; an
+// account of another application is not found.
+func (q *Queries) GetAccount(ctx context.Context, appID, accountID string) (*rental.Account, error) {
+	var a rental.Account
+	var scopes, plan string
+	var revoked sql.NullInt64
+	var created, updated int64
+	err := q.c.QueryRowContext(ctx, `SELECT a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox,
+			a.revoked_at, a.scopes, a.created_at, a.updated_at
+		FROM accounts a JOIN landlords l ON l.id = a.landlord_id
+		WHERE a.application_id = $1 AND a.id = $2`, appID, accountID).
+		Scan(&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("account", accountID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get account: %w", err)
+	}
+	a.Plan = rental.LandlordPlan(plan)
+	a.Revoked = revoked.Valid
+	a.Granted, _ = rental.ParseScopes(scopes)
+	a.CreatedAt, a.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	return &a, nil
+}
+
+// HasLiveAccount reports whether any real landlord is linked to the
+// application: live keys exist only after that.
+func (q *Queries) HasLiveAccount(ctx context.Context, appID string) (bool, error) {
+	var n int
+	err := q.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM accounts WHERE application_id = $1 AND sandbox = FALSE AND revoked_at IS NULL`, appID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("store: live accounts: %w", err)
+	}
+	return n > 0, nil
+}
+
+// Usage counts an account's properties and rooms against its capacity.
+func (q *Queries) Usage(ctx context.Context, acct *rental.Account) (rental.Capacity, error) {
+	var u rental.Capacity
+	err := q.c.QueryRowContext(ctx, `SELECT
+			(SELECT COUNT(*) FROM properties WHERE landlord_id = $1),
+			(SELECT COUNT(*) FROM rooms WHERE landlord_id = $1)`, acct.LandlordID).Scan(&u.Properties, &u.Rooms)
+	if err != nil {
+		return u, fmt.Errorf("store: usage: %w", err)
+	}
+	return u, nil
+}
+
+// NewKey is a key to store: its settings, and the fingerprint and visible
+// prefix of a secret the caller generated (the secret itself never arrives).
+type NewKey struct {
+	ApplicationID string
+	Name          string
+	Mode          rental.Mode
+	Scopes        rental.Scopes
+	AccountID     string
+	ExpiresAt     *time.Time
+	Fingerprint   string
+	Prefix        string
+}
+
+// CreateAPIKey stores a key after checking the rules of keys: scopes within
+// the application's, live keys only once a landlord is linked, and a bound
+// account that is a live account of this application.
+func (tx *Tx) CreateAPIKey(ctx context.Context, k NewKey) (*rental.APIKey, error) {
+	app, err := tx.GetApplication(ctx, k.ApplicationID)
+	if err != nil {
+		return nil, err
+	}
+	if extra := len(k.Scopes) - len(k.Scopes.Intersect(app.Scopes)); extra > 0 {
+		return nil, rental.Invalid("scopes", "A key's scopes must be a subset of the application's scopes (%s).", app.Scopes)
+	}
+	switch k.Mode {
+	case rental.ModeTest:
+		if k.AccountID != "" {
+			return nil, rental.Invalid("account", "A test key always acts on the sandbox; it cannot be bound to an account.")
+		}
+	case rental.ModeLive:
+		live, err := tx.HasLiveAccount(ctx, k.ApplicationID)
+		if err != nil {
+			return nil, err
+		}
+		if !live {
+			return nil, rental.Errorf(rental.KindConflict, "no_linked_account", "A live key can be created only after a landlord account is linked to the application.")
+		}
+		if k.AccountID != "" {
+			acct, err := tx.GetAccount(ctx, k.ApplicationID, k.AccountID)
+			if err != nil {
+				return nil, err
+			}
+			if acct.Sandbox || acct.Revoked {
+				return nil, rental.Invalid("account", "A live key can be bound only to a linked live account.")
+			}
+		}
+	default:
+		return nil, rental.Invalid("mode", "mode must be test or live.")
+	}
+	key := &rental.APIKey{
+		ID: rental.NewID(rental.PrefixAPIKey), ApplicationID: k.ApplicationID, Name: k.Name, Mode: k.Mode,
+		Prefix: k.Prefix, Scopes: k.Scopes, AccountID: k.AccountID, CreatedAt: rental.Time{Time: tx.Now},
+	}
+	if k.ExpiresAt != nil {
+		key.ExpiresAt = &rental.Time{Time: *k.ExpiresAt}
+	}
+	if err := tx.insertKey(ctx, key, k.Fingerprint); err != nil {
+		return nil, err
+	}
+	return key, nil
+}
+
+func (tx *Tx) insertKey(ctx context.Context, key *rental.APIKey, fingerprint string) error {
+	var expires *time.Time
+	if key.ExpiresAt != nil {
+		expires = &key.ExpiresAt.Time
+	}
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO api_keys (id, application_id, name, mode, prefix, fingerprint, scopes, account_id, expires_at, rotated_from, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		key.ID, key.ApplicationID, key.Name, string(key.Mode), key.Prefix, fingerprint, key.Scopes.String(),
+		nullString(key.AccountID), nullMs(expires), nullString(key.RotatedFrom), ms(tx.Now))
+	if err != nil {
+		return fmt.Errorf("store: create key: %w", err)
+	}
+	return nil
+}
+
+// RotateAPIKey replaces a key with a new one of the same settings. The old
+// key keeps working for rental.KeyRotationGraceHours (or until its own
+// earlier expiry), so clients can switch over without downtime.
+func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix string) (*rental.APIKey, error) {
+	old, err := tx.getKey(ctx, `k.id = $1`, keyID)
+	if err != nil {
+		return nil, err
+	}
+	if old.RevokedAt != nil || (old.ExpiresAt != nil && !old.ExpiresAt.After(tx.Now)) {
+		return nil, rental.Errorf(rental.KindConflict, "invalid_state", "Key %s is revoked or expired and cannot be rotated.", keyID)
+	}
+	grace := tx.Now.Add(rental.KeyRotationGraceHours * time.Hour)
+	if old.ExpiresAt == nil || old.ExpiresAt.After(grace) {
+		if _, err := tx.c.ExecContext(ctx, `UPDATE api_keys SET expires_at = $2 WHERE id = $1`, keyID, ms(grace)); err != nil {
+			return nil, fmt.Errorf("store: rotate key: %w", err)
+		}
+	}
+	key := *old
+	key.ID, key.Prefix, key.RotatedFrom, key.CreatedAt, key.RevokedAt = rental.NewID(rental.PrefixAPIKey), prefix, old.ID, rental.Time{Time: tx.Now}, nil
+	if err := tx.insertKey(ctx, &key, fingerprint); err != nil {
+		return nil, err
+	}
+	return &key, nil
+}
+
+// RevokeAPIKey stops a key at once.
+func (tx *Tx) RevokeAPIKey(ctx context.Context, keyID string) error {
+	return tx.execOne(ctx, "key", keyID, `UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, keyID, ms(tx.Now))
+}
+
+// KeyOwner is a key with the application and developer it belongs to: all
+// that authentication needs, read in one query.
+type KeyOwner struct {
+	Key       rental.APIKey
+	App       rental.Application
+	Developer rental.Developer
+}
+
+const keyColumns = `k.id, k.application_id, k.name, k.mode, k.prefix, k.scopes, k.account_id, k.expires_at, k.revoked_at, k.rotated_from, k.created_at`
+
+func scanKey(sc interface{ Scan(...any) error }, k *rental.APIKey, more ...any) error {
+	var mode, scopes string
+	var account, rotated sql.NullString
+	var expires, revoked sql.NullInt64
+	var created int64
+	err := sc.Scan(append([]any{&k.ID, &k.ApplicationID, &k.Name, &mode, &k.Prefix, &scopes, &account, &expires, &revoked, &rotated, &created}, more...)...)
+	if err != nil {
+		return err
+	}
+	k.Mode, k.AccountID, k.RotatedFrom = rental.Mode(mode), account.String, rotated.String
+	k.Scopes, _ = rental.ParseScopes(scopes)
+	k.ExpiresAt, k.RevokedAt = optTime(expires), optTime(revoked)
+	k.CreatedAt = rental.UnixMilli(created)
+	return nil
+}
+
+func (q *Queries) getKey(ctx context.Context, where string, arg any) (*rental.APIKey, error) {
+	var k rental.APIKey
+	err := scanKey(q.c.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys k WHERE `+where, arg), &k)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("key", fmt.Sprint(arg))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get key: %w", err)
+	}
+	return &k, nil
+}
+
+// KeyByFingerprint finds the key with this fingerprint and its owners. Whether
+// it is expired or revoked is for the caller to judge against its clock.
+func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string) (*KeyOwner, error) {
+	var o KeyOwner
+	var appScopes, plan string
+	var created int64
+	row := q.c.QueryRowContext(ctx, `SELECT `+keyColumns+`,
+			a.developer_id, a.name, a.disabled, a.scopes, a.sandbox_account_id,
+			d.plan, d.suspended, d.invoice_overdue, d.created_at
+		FROM api_keys k JOIN applications a ON a.id = k.application_id JOIN developers d ON d.id = a.developer_id
+		WHERE k.fingerprint = $1`, fingerprint)
+	err := scanKey(row, &o.Key, &o.App.DeveloperID, &o.App.Name, &o.App.Disabled, &appScopes, &o.App.SandboxAccountID,
+		&plan, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("key", "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: key lookup: %w", err)
+	}
+	o.App.ID = o.Key.ApplicationID
+	o.App.Scopes, _ = rental.ParseScopes(appScopes)
+	o.Developer.ID, o.Developer.Plan, o.Developer.CreatedAt = o.App.DeveloperID, rental.DeveloperPlan(plan), rental.UnixMilli(created)
+	return &o, nil
+}
+
+// execOne runs an update that must touch exactly one row, else not found.
+func (tx *Tx) execOne(ctx context.Context, what, id, query string, args ...any) error {
+	res, err := tx.c.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("store: update %s: %w", what, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return rental.NotFound(what, id)
+	}
+	return nil
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func optTime(v sql.NullInt64) *rental.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := rental.UnixMilli(v.Int64)
+	return &t
+}

@@ -1,0 +1,66 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// Position is where a page ends: the creation time (ms) and ID of its last
+// item. The next page starts strictly after it, so items added meanwhile
+// never shift what is left to read.
+type Position struct {
+	CreatedAt int64
+	ID        string
+}
+
+// Page asks for one page of a list in creation order, ID breaking ties.
+type Page struct {
+	Limit int
+	Asc   bool
+	After *Position
+}
+
+// keyset returns the condition (with a leading AND, or empty) and the ORDER
+// BY/LIMIT clause for the page, numbering placeholders from n. The list is
+// read by an index on (scope, created_at, id), never with OFFSET.
+func (p Page) keyset(n int) (cond, tail string, args []any) {
+	dir, cmp := "DESC", "<"
+	if p.Asc {
+		dir, cmp = "ASC", ">"
+	}
+	if p.After != nil {
+		cond = fmt.Sprintf(" AND (created_at, id) %s ($%d, $%d)", cmp, n, n+1)
+		args = []any{p.After.CreatedAt, p.After.ID}
+		n += 2
+	}
+	tail = fmt.Sprintf(" ORDER BY created_at %s, id %s LIMIT $%d", dir, dir, n)
+	args = append(args, p.Limit+1)
+	return cond, tail, args
+}
+
+// list runs a page query built from base (which ends in its WHERE clause),
+// scans each row, and reports whether more items follow.
+func list[T any](ctx context.Context, q *Queries, base string, args []any, p Page, scan func(*sql.Rows) (T, error)) ([]T, bool, error) {
+	cond, tail, more := p.keyset(len(args) + 1)
+	rows, err := q.c.QueryContext(ctx, base+cond+tail, append(args, more...)...)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: list: %w", err)
+	}
+	defer rows.Close()
+	items := make([]T, 0, p.Limit+1)
+	for rows.Next() {
+		it, err := scan(rows)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: list: %w", err)
+		}
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: list: %w", err)
+	}
+	if len(items) > p.Limit {
+		return items[:p.Limit], true, nil
+	}
+	return items, false, nil
+}

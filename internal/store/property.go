@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"rentapi/internal/rental"
+)
+
+const propertyColumns = `id, name, address, electricity_rate, water_billing, water_rate, water_flat_amount, due_day,
+	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id), created_at, updated_at`
+
+func scanProperty(sc interface{ Scan(...any) error }) (rental.Property, error) {
+	p := rental.Property{Object: "property", Currency: rental.Currency}
+	var flat sql.NullInt64
+	var created, updated int64
+	err := sc.Scan(&p.ID, &p.Name, &p.Address, &p.ElectricityRate, &p.WaterBilling, &p.WaterRate, &flat, &p.DueDay,
+		&p.RoomCount, &created, &updated)
+	if flat.Valid {
+		p.WaterFlatAmount = &flat.Int64
+	}
+	p.CreatedAt, p.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	return p, err
+}
+
+// GetProperty returns a property of the account's landlord.
+func (q *Queries) GetProperty(ctx context.Context, acct *rental.Account, id string) (*rental.Property, error) {
+	p, err := scanProperty(q.c.QueryRowContext(ctx, `SELECT `+propertyColumns+` FROM properties WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("property", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get property: %w", err)
+	}
+	return &p, nil
+}
+
+// ListProperties returns a page of the account's properties.
+func (q *Queries) ListProperties(ctx context.Context, acct *rental.Account, p Page) ([]rental.Property, bool, error) {
+	return list(ctx, q, `SELECT `+propertyColumns+` FROM properties WHERE landlord_id = $1`, []any{acct.LandlordID}, p,
+		func(r *sql.Rows) (rental.Property, error) { return scanProperty(r) })
+}
+
+// lockLandlord serialises writes that check a landlord-wide count (plan
+// limits): an UPDATE takes the row lock on PostgreSQL, and SQLite's writer
+// is single anyway.
+func (tx *Tx) lockLandlord(ctx context.Context, acct *rental.Account) error {
+	_, err := tx.c.ExecContext(ctx, `UPDATE landlords SET updated_at = updated_at WHERE id = $1`, acct.LandlordID)
+	if err != nil {
+		return fmt.Errorf("store: lock landlord: %w", err)
+	}
+	return nil
+}
+
+// CreateProperty stores a new property within the account's plan limit and
+// records property.created.
+func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental.Property) (*rental.Property, error) {
+	if err := tx.lockLandlord(ctx, acct); err != nil {
+		return nil, err
+	}
+	usage, err := tx.Usage(ctx, acct)
+	if err != nil {
+		return nil, err
+	}
+	if limit := acct.Capacity().Properties; usage.Properties >= limit {
+		return nil, acct.CapacityError("properties", limit)
+	}
+	p.ID = rental.NewID(rental.PrefixProperty)
+	p.CreatedAt, p.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO properties (id, landlord_id, name, address, electricity_rate, water_billing, water_rate,
+			water_flat_amount, due_day, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+		p.ID, acct.LandlordID, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: create property: %w", err)
+	}
+	return &p, tx.RecordEvent(ctx, acct, "property.created", p)
+}
+
+// UpdateProperty applies a change to a property and records
+// property.updated when anything changed.
+func (tx *Tx) UpdateProperty(ctx context.Context, acct *rental.Account, id string, c rental.PropertyChange) (*rental.Property, error) {
+	p, err := tx.GetProperty(ctx, acct, id)
+	if err != nil {
+		return nil, err
+	}
+	before := *p
+	if err := p.Apply(c); err != nil {
+		return nil, err
+	}
+	if sameProperty(before, *p) {
+		return p, nil
+	}
+	p.UpdatedAt = rental.Time{Time: tx.Now}
+	_, err = tx.c.ExecContext(ctx, `UPDATE properties SET name = $3, address = $4, electricity_rate = $5, water_billing = $6,
+			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10
+		WHERE landlord_id = $1 AND id = $2`,
+		acct.LandlordID, id, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: update property: %w", err)
+	}
+	return p, tx.RecordEvent(ctx, acct, "property.updated", p)
+}
+
+func sameProperty(a, b rental.Property) bool {
+	flat := func(p rental.Property) int64 {
+		if p.WaterFlatAmount == nil {
+			return -1
+		}
+		return *p.WaterFlatAmount
+	}
+	return a.Name == b.Name && a.Address == b.Address && a.ElectricityRate == b.ElectricityRate &&
+		a.WaterBilling == b.WaterBilling && a.WaterRate == b.WaterRate && flat(a) == flat(b) && a.DueDay == b.DueDay
+}
+
+// DeleteProperty removes an empty property and records property.deleted
+// with its last state; a property with rooms is 409 property_not_empty.
+func (tx *Tx) DeleteProperty(ctx context.Context, acct *rental.Account, id string) error {
+	p, err := tx.GetProperty(ctx, acct, id)
+	if err != nil {
+		return err
+	}
+	if p.RoomCount > 0 {
+		return rental.Errorf(rental.KindConflict, "property_not_empty",
+			"Property %s has %d rooms; delete its rooms first.", id, p.RoomCount)
+	}
+	if _, err := tx.c.ExecContext(ctx, `DELETE FROM properties WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id); err != nil {
+		return fmt.Errorf("store: delete property: %w", err)
+	}
+	return tx.RecordEvent(ctx, acct, "property.deleted", p)
+}

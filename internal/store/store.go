@@ -1,0 +1,289 @@
+// Package store keeps the service's data in SQLite (the embedded default) or
+// PostgreSQL (several processes over one database). There is one set of SQL
+// with $N placeholders for both engines; where they differ, the difference
+// lives in a small named function in this file. Every method that touches a
+// landlord's data takes the account explicitly and filters by it.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Engine names the database behind a DB.
+type Engine string
+
+// The two engines.
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// DB is the service's database. On SQLite every write goes through one
+// connection (SQLite has one writer anyway; queuing in Go beats busy
+// retries) and reads use a separate pool; on PostgreSQL both are one pool.
+type DB struct {
+	engine Engine
+	write  *sql.DB
+	read   *sql.DB
+	now    func() time.Time
+}
+
+// Options tune Open. The zero value is the production setting.
+type Options struct {
+	// Now is the clock; tests move it. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Open connects to dsn: "sqlite:PATH" or a "postgres://" (or
+// "postgresql://") URL. It does not migrate; call Migrate.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	db := &DB{now: opts.Now}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+		if path == "" || strings.Contains(path, ":memory:") {
+			return nil, errors.New("store: sqlite needs a file path (sqlite:PATH); an in-memory database cannot be shared by the read and write pools")
+		}
+		base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL"
+		w, err := sql.Open("sqlite", base+"&_txlock=immediate")
+		if err != nil {
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
+		w.SetMaxOpenConns(1)
+		w.SetMaxIdleConns(1)
+		w.SetConnMaxLifetime(0)
+		r, err := sql.Open("sqlite", base+"&_query_only=1")
+		if err != nil {
+			w.Close()
+			return nil, fmt.Errorf("store: open sqlite: %w", err)
+		}
+		r.SetMaxOpenConns(8)
+		r.SetMaxIdleConns(8)
+		db.engine, db.write, db.read = SQLite, w, r
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		p, err := sql.Open("pgx", dsn)
+		if err != nil {
+			return nil, fmt.Errorf("store: open postgres: %w", err)
+		}
+		p.SetMaxOpenConns(32)
+		p.SetMaxIdleConns(32)
+		p.SetConnMaxIdleTime(5 * time.Minute)
+		db.engine, db.write, db.read = Postgres, p, p
+	default:
+		return nil, fmt.Errorf("store: unknown database %q: use sqlite:PATH or a postgres:// URL", redactDSN(dsn))
+	}
+	if err := db.Ping(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// redactDSN drops a password from a DSN before it is shown in an error.
+func redactDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return dsn
+}
+
+// Engine reports which database this is.
+func (db *DB) Engine() Engine { return db.engine }
+
+// WritePool is the pool every write goes through. The job queue shares it so
+// that a job is enqueued in the same transaction as the write that caused it.
+func (db *DB) WritePool() *sql.DB { return db.write }
+
+// Now is the store's clock.
+func (db *DB) Now() time.Time { return db.now() }
+
+// Ping checks that the database answers, for /readyz.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.write.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping: %w", err)
+	}
+	if db.read != db.write {
+		if err := db.read.PingContext(ctx); err != nil {
+			return fmt.Errorf("store: ping read pool: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close closes the pools.
+func (db *DB) Close() error {
+	err := db.write.Close()
+	if db.read != db.write {
+		err = errors.Join(err, db.read.Close())
+	}
+	return err
+}
+
+// migrationLock is the PostgreSQL advisory lock key held while migrating, so
+// that processes starting together migrate one after another.
+const migrationLock = 7_236_581_990
+
+// Migrate brings the schema up to date: our migrations first, then the job
+// queue's. Safe to run from several processes at once.
+func (db *DB) Migrate(ctx context.Context) error {
+	if db.engine == Postgres {
+		conn, err := db.write.Conn(ctx)
+		if err != nil {
+			return fmt.Errorf("store: migrate: %w", err)
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, migrationLock); err != nil {
+			return fmt.Errorf("store: migrate lock: %w", err)
+		}
+		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, migrationLock)
+	}
+	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
+	if db.engine == Postgres {
+		dialect, dir = goose.DialectPostgres, "migrations/postgres"
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	provider, err := goose.NewProvider(dialect, db.write, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("store: migrations: %w", err)
+	}
+	if _, err := provider.Up(ctx); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	if db.engine == Postgres {
+		m, err := rivermigrate.New(riverdatabasesql.New(db.write), nil)
+		if err != nil {
+			return fmt.Errorf("store: job queue migrations: %w", err)
+		}
+		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		if err != nil {
+			return fmt.Errorf("store: job queue migrate: %w", err)
+		}
+		return nil
+	}
+	m, err := rivermigrate.New(riversqlite.New(db.write), nil)
+	if err != nil {
+		return fmt.Errorf("store: job queue migrations: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("store: job queue migrate: %w", err)
+	}
+	return nil
+}
+
+// isUniqueViolation reports whether err is a unique-constraint failure: the
+// one place that knows both engines' error codes.
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return pg.Code == "23505"
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		return lite.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || lite.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return false
+}
+
+// conn is what both a pool and a transaction offer.
+type conn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Queries are the read methods; they run on the read pool or inside a Tx.
+type Queries struct {
+	c conn
+}
+
+// Read returns the read methods on the read pool. Inside a write, use the
+// Tx's own Queries so that the write sees itself.
+func (db *DB) Read() *Queries { return &Queries{c: db.read} }
+
+// Tx is one write transaction. Its Now is fixed when it begins, so every row
+// it writes carries the same time.
+type Tx struct {
+	Queries
+	tx        *sql.Tx
+	db        *DB
+	Now       time.Time
+	lastEvent int64
+}
+
+// Begin starts a write transaction. On SQLite it takes the write lock at once
+// (BEGIN IMMEDIATE), so a transaction never fails half way on a busy lock.
+func (db *DB) Begin(ctx context.Context) (*Tx, error) {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("store: begin: %w", err)
+	}
+	return &Tx{Queries: Queries{c: tx}, tx: tx, db: db, Now: db.now().UTC()}, nil
+}
+
+// Commit commits the transaction.
+func (tx *Tx) Commit() error {
+	if err := tx.tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// Rollback abandons the transaction; after Commit it does nothing.
+func (tx *Tx) Rollback() error {
+	err := tx.tx.Rollback()
+	if errors.Is(err, sql.ErrTxDone) {
+		return nil
+	}
+	return err
+}
+
+// SQL is the transaction itself, for the job queue's InsertTx.
+func (tx *Tx) SQL() *sql.Tx { return tx.tx }
+
+// InTx runs fn in a write transaction and commits if fn returns nil.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+func nullMs(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
