@@ -224,7 +224,7 @@ func (p LandlordPlan) Capacity() Capacity {
 	case LandlordStandard:
 		return Capacity{Properties: 10, Rooms: 300}
 	case LandlordPro:
-		return Capacity{Properties: 100, Rooms: 5000}
+		return Capacity{Properties: 500, Rooms: 20000}
 	default:
 		return Capacity{Properties: 1, Rooms: 30}
 	}

@@ -1,0 +1,242 @@
+package store_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+	"rentapi/internal/store/storetest"
+)
+
+func TestKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		sec := storetest.Secret(t)
+		text := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest, Name: "k"})
+		o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.Key.Mode != rental.ModeTest || o.App.SandboxAccountID != f.App.SandboxAccountID || o.Developer.Plan != rental.PlanDeveloper {
+			t.Fatalf("lookup: %+v", o)
+		}
+		if o.Key.Prefix != text[:13] {
+			t.Errorf("prefix %q", o.Key.Prefix)
+		}
+
+		// A live key needs a linked account first.
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.CreateAPIKey(ctx, store.NewKey{ApplicationID: f.App.ID, Mode: rental.ModeLive, Scopes: rental.AllScopes, Fingerprint: "x", Prefix: "svc_live_x"})
+			return err
+		})
+		if e, ok := rental.AsError(err); !ok || e.Code != "no_linked_account" {
+			t.Fatalf("live key before a link: %v", err)
+		}
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
+
+		// Scopes beyond the application's are refused.
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			app, err := tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: f.Developer.ID, Name: "narrow", Scopes: rental.Scopes{rental.ScopePropertiesRead}})
+			if err != nil {
+				return err
+			}
+			_, err = tx.CreateAPIKey(ctx, store.NewKey{ApplicationID: app.ID, Mode: rental.ModeTest, Scopes: rental.AllScopes, Fingerprint: "y", Prefix: "p"})
+			return err
+		})
+		if e, ok := rental.AsError(err); !ok || e.Param != "scopes" {
+			t.Fatalf("scopes beyond the application's: %v", err)
+		}
+
+		// Rotation: the new key has the same settings; the old one expires in 24 h.
+		var rotated *rental.APIKey
+		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+			rotated, err = tx.RotateAPIKey(ctx, o.Key.ID, sec.Fingerprint("new"), "svc_test_neww")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rotated.RotatedFrom != o.Key.ID || rotated.Mode != o.Key.Mode || rotated.Scopes.String() != o.Key.Scopes.String() {
+			t.Fatalf("rotated %+v", rotated)
+		}
+		old, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if left := time.Until(old.Key.ExpiresAt.Time) - time.Until(e.Clock.Now()); left < 23*time.Hour || left > 24*time.Hour {
+			t.Fatalf("old key expires in %v", left)
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, rotated.ID) }); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint("new"))
+		if n.Key.RevokedAt == nil {
+			t.Fatal("revoked key has no revoked_at")
+		}
+	})
+}
+
+func TestAccountLinks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanFree)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordFree, rental.Scopes{rental.ScopePropertiesRead})
+		if acct.Mode() != rental.ModeLive || acct.QRPayments || acct.Capacity() != rental.LandlordFree.Capacity() {
+			t.Fatalf("account %+v", acct)
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, acct.ID) }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.DB.Read().GetAccount(ctx, f.App.ID, acct.ID)
+		if err != nil || !got.Revoked {
+			t.Fatalf("after revoke: %+v %v", got, err)
+		}
+		// Linking again needs a new approval, and gives the same account ID back.
+		var again *rental.Account
+		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+			again, err = tx.LinkAccount(ctx, f.App.ID, acct.LandlordID, rental.AllScopes)
+			return err
+		})
+		if err != nil || again.ID != acct.ID || again.Revoked || len(again.Granted) != len(rental.AllScopes) {
+			t.Fatalf("relink: %+v %v", again, err)
+		}
+		// Another application sees none of it.
+		other := storetest.NewFixture(t, e.DB, rental.PlanFree)
+		if _, err := e.DB.Read().GetAccount(ctx, other.App.ID, acct.ID); !rental.IsNotFound(err) {
+			t.Fatalf("other application: %v", err)
+		}
+		// The sandbox cannot be revoked.
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, f.App.SandboxAccountID) }); !rental.IsNotFound(err) {
+			t.Fatalf("revoke sandbox: %v", err)
+		}
+	})
+}
+
+func TestIdempotencyClaims(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		k := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "k1"}
+		claim, token, _, err := e.DB.ClaimIdempotency(ctx, k, "fp")
+		if err != nil || claim != store.Claimed {
+			t.Fatalf("first claim: %v %v", claim, err)
+		}
+		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, k, "fp"); c != store.InProgress {
+			t.Fatalf("second claim while running: %v", c)
+		}
+		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, k, "other"); c != store.Mismatch {
+			t.Fatalf("other fingerprint: %v", c)
+		}
+		// A request that died half way: after 60 s a retry takes over, and the
+		// first one can no longer complete.
+		e.Clock.Advance(61 * time.Second)
+		c, token2, _, err := e.DB.ClaimIdempotency(ctx, k, "fp")
+		if err != nil || c != store.Claimed || token2 == token {
+			t.Fatalf("takeover: %v %v", c, err)
+		}
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			return tx.CompleteIdempotency(ctx, k, token, store.StoredResponse{Status: 201, Body: []byte("x")})
+		})
+		if err == nil {
+			t.Fatal("the stale claim completed")
+		}
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			return tx.CompleteIdempotency(ctx, k, token2, store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("body")})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _, resp, err := e.DB.ClaimIdempotency(ctx, k, "fp")
+		if err != nil || c != store.Replay || resp.Status != 201 || string(resp.Body) != "body" {
+			t.Fatalf("replay: %v %+v %v", c, resp, err)
+		}
+		// Stored for 24 hours, then the key is new again.
+		e.Clock.Advance(24 * time.Hour)
+		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, k, "other"); c != store.Claimed {
+			t.Fatalf("after retention: %v", c)
+		}
+		// A released claim (the request failed with a 5xx) can run again at once.
+		k2 := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "k2"}
+		_, tok, _, _ := e.DB.ClaimIdempotency(ctx, k2, "fp")
+		if err := e.DB.ReleaseIdempotency(ctx, k2, tok); err != nil {
+			t.Fatal(err)
+		}
+		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, k2, "fp"); c != store.Claimed {
+			t.Fatalf("after release: %v", c)
+		}
+		// Keys are scoped to application and account.
+		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_2", Key: "k2"}, "fp"); c != store.Claimed {
+			t.Fatalf("other account: %v", c)
+		}
+		e.Clock.Advance(25 * time.Hour)
+		if n, err := e.DB.PurgeIdempotency(ctx); err != nil || n != 3 {
+			t.Fatalf("purge: %d %v", n, err)
+		}
+	})
+}
+
+func TestConcurrentClaimsOneWinner(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		k := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "race"}
+		var mu sync.Mutex
+		counts := map[store.Claim]int{}
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				c, _, _, err := e.DB.ClaimIdempotency(context.Background(), k, "fp")
+				if err != nil {
+					t.Error(err)
+				}
+				mu.Lock()
+				counts[c]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		if counts[store.Claimed] != 1 || counts[store.InProgress] != 19 {
+			t.Fatalf("claims: %v", counts)
+		}
+	})
+}
+
+func TestPropertiesAndEvents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordFree, rental.AllScopes)
+		p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of("Baan Suk"), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var created *rental.Property
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) { created, err = tx.CreateProperty(ctx, acct, p); return err }); err != nil {
+			t.Fatal(err)
+		}
+		// The free plan holds one property.
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error { _, err := tx.CreateProperty(ctx, acct, p); return err })
+		if e, ok := rental.AsError(err); !ok || e.Code != "plan_limit_reached" {
+			t.Fatalf("over the plan: %v", err)
+		}
+		// An update that changes nothing records no event.
+		for _, ch := range []rental.PropertyChange{{Name: rental.Of("Baan Suk")}, {Name: rental.Of("Baan Suk 2")}} {
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) error { _, err := tx.UpdateProperty(ctx, acct, created.ID, ch); return err }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProperty(ctx, acct, created.ID) }); err != nil {
+			t.Fatal(err)
+		}
+		for typ, want := range map[string]int{"property.created": 1, "property.updated": 1, "property.deleted": 1} {
+			if n, err := e.DB.Read().CountEvents(ctx, acct, typ); err != nil || n != want {
+				t.Errorf("%s: %d events, want %d (%v)", typ, n, want, err)
+			}
+		}
+		if _, err := e.DB.Read().GetProperty(ctx, acct, created.ID); !rental.IsNotFound(err) {
+			t.Fatalf("deleted property: %v", err)
+		}
+	})
+}

@@ -1,0 +1,208 @@
+// Package storetest gives tests real databases: every test runs against
+// SQLite, and also against PostgreSQL when RENTAPI_TEST_POSTGRES holds a DSN
+// (each test gets a fresh schema there, dropped afterwards). Both run with a
+// clock the test can move.
+package storetest
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/secret"
+	"rentapi/internal/store"
+)
+
+// PostgresEnv names the variable holding the PostgreSQL DSN for tests.
+const PostgresEnv = "RENTAPI_TEST_POSTGRES"
+
+// Clock is a settable clock for tests; it starts at a fixed instant so
+// times in assertions are predictable.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock at 2026-11-22 03:00:00 UTC.
+func NewClock() *Clock { return &Clock{t: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)} }
+
+// Now returns the clock's time and moves it on by a microsecond, so that
+// successive calls are distinct, as on a real clock.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Microsecond)
+	return c.t
+}
+
+// Advance moves the clock on by d.
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// Engine is one database under test.
+type Engine struct {
+	Name  string
+	DB    *store.DB
+	Clock *Clock
+	// DSN reaches the same database, for a second process or client.
+	DSN string
+}
+
+// Each runs fn as a subtest once per engine: SQLite always, PostgreSQL when
+// configured.
+func Each(t *testing.T, fn func(t *testing.T, e Engine)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
+	if os.Getenv(PostgresEnv) != "" {
+		t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+	}
+}
+
+// SQLite opens a migrated database in a temporary directory.
+func SQLite(t testing.TB) Engine {
+	t.Helper()
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+	return open(t, "sqlite", dsn)
+}
+
+// Postgres opens a migrated fresh schema of the configured PostgreSQL
+// database, or skips the test when none is configured.
+func Postgres(t testing.TB) Engine {
+	t.Helper()
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		t.Skip(PostgresEnv + " is not set")
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("postgres: %v", err)
+	}
+	defer admin.Close()
+	schema := "t_" + strings.TrimPrefix(rental.NewID("x"), "x_")
+	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		t.Fatalf("postgres: create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer a.Close()
+		if _, err := a.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); err != nil {
+			t.Logf("postgres: drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("postgres DSN: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return open(t, "postgres", u.String())
+}
+
+func open(t testing.TB, name, dsn string) Engine {
+	t.Helper()
+	clock := NewClock()
+	ctx := context.Background()
+	db, err := store.Open(ctx, dsn, store.Options{Now: clock.Now})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("%s: migrate: %v", name, err)
+	}
+	return Engine{Name: name, DB: db, Clock: clock, DSN: dsn}
+}
+
+// Fixture is a developer with one application, ready for keys.
+type Fixture struct {
+	Developer *rental.Developer
+	App       *rental.Application
+}
+
+// NewFixture creates a developer on the plan with an application asking
+// for every scope (and so a sandbox account).
+func NewFixture(t testing.TB, db *store.DB, plan rental.DeveloperPlan) Fixture {
+	t.Helper()
+	var f Fixture
+	ctx := context.Background()
+	err := db.InTx(ctx, func(tx *store.Tx) (err error) {
+		if f.Developer, err = tx.CreateDeveloper(ctx, "Developer", plan); err != nil {
+			return err
+		}
+		f.App, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: f.Developer.ID, Name: "App", Company: "Co", Scopes: rental.AllScopes})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("fixture: %v", err)
+	}
+	return f
+}
+
+// LinkLandlord creates a real landlord on the plan and links it to the
+// application with the granted scopes.
+func (f Fixture) LinkLandlord(t testing.TB, db *store.DB, plan rental.LandlordPlan, granted rental.Scopes) *rental.Account {
+	t.Helper()
+	ctx := context.Background()
+	var acct *rental.Account
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		ll, err := tx.CreateLandlord(ctx, fmt.Sprintf("Landlord %s", plan), plan)
+		if err != nil {
+			return err
+		}
+		acct, err = tx.LinkAccount(ctx, f.App.ID, ll, granted)
+		return err
+	})
+	if err != nil {
+		t.Fatalf("link landlord: %v", err)
+	}
+	return acct
+}
+
+// Sandbox returns the application's sandbox account.
+func (f Fixture) Sandbox(t testing.TB, db *store.DB) *rental.Account {
+	t.Helper()
+	a, err := db.Read().GetAccount(context.Background(), f.App.ID, f.App.SandboxAccountID)
+	if err != nil {
+		t.Fatalf("sandbox: %v", err)
+	}
+	return a
+}
+
+// Key creates a key of the application and returns its text.
+func (f Fixture) Key(t testing.TB, db *store.DB, sec *secret.Secret, k store.NewKey) string {
+	t.Helper()
+	text := rental.NewAPIKeySecret(k.Mode)
+	k.ApplicationID, k.Fingerprint, k.Prefix = f.App.ID, sec.Fingerprint(text), rental.KeyVisiblePrefix(text)
+	if k.Scopes == nil {
+		k.Scopes = f.App.Scopes
+	}
+	ctx := context.Background()
+	if err := db.InTx(ctx, func(tx *store.Tx) error { _, err := tx.CreateAPIKey(ctx, k); return err }); err != nil {
+		t.Fatalf("create key: %v", err)
+	}
+	return text
+}
+
+// Secret is a fixed server secret for tests.
+func Secret(t testing.TB) *secret.Secret {
+	s, err := secret.New("test-secret-test-secret-test-secret-0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
