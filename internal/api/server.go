@@ -38,6 +38,7 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	mux      *http.ServeMux
+	patterns []string
 	gate     chan struct{}
 	wait     time.Duration
 	limits   *rateLimiter

@@ -83,18 +83,14 @@ func NewProperty(c PropertyChange) (Property, error) {
 	if !c.ElectricityRate.Set {
 		return Property{}, Missing("electricity_rate")
 	}
-	billing := WaterMetered
-	if c.WaterBilling.Set {
-		billing = c.WaterBilling.Value
+	p := Property{Object: objectProperty, WaterBilling: WaterMetered, DueDay: DefaultDueDay, Currency: Currency}
+	if err := p.Apply(c); err != nil {
+		return Property{}, err
 	}
-	if billing == WaterMetered && !c.WaterRate.Set {
+	if p.WaterBilling == WaterMetered && !c.WaterRate.Set {
 		return Property{}, Missing("water_rate")
 	}
-	if billing != WaterMetered && !c.WaterFlatAmount.Set {
-		return Property{}, Missing("water_flat_amount")
-	}
-	p := Property{Object: objectProperty, WaterBilling: WaterMetered, DueDay: DefaultDueDay, Currency: Currency}
-	return p, p.Apply(c)
+	return p, nil
 }
 
 // Apply validates a change and applies it. Only the fields present change;

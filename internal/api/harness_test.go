@@ -1,0 +1,235 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"rentapi/internal/api"
+	"rentapi/internal/rental"
+	"rentapi/internal/secret"
+	"rentapi/internal/store"
+	"rentapi/internal/store/storetest"
+)
+
+// contract is the OpenAPI document loaded once for all tests.
+var contract = sync.OnceValues(func() (routers.Router, error) {
+	b, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		return nil, err
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	return gorillamux.NewRouter(doc)
+})
+
+// harness is a real API server over a real database, with a client whose
+// every exchange is checked against the OpenAPI document.
+type harness struct {
+	t   *testing.T
+	e   storetest.Engine
+	sec *secret.Secret
+	srv *api.Server
+	url string
+}
+
+func newHarness(t *testing.T, e storetest.Engine, opts ...func(*api.Config)) *harness {
+	t.Helper()
+	cfg := api.Config{DB: e.DB, Secret: storetest.Secret(t)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := api.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return &harness{t: t, e: e, sec: cfg.Secret, srv: srv, url: hs.URL}
+}
+
+// fixture makes a developer on the plan with one application.
+func (h *harness) fixture(plan rental.DeveloperPlan) storetest.Fixture {
+	return storetest.NewFixture(h.t, h.e.DB, plan)
+}
+
+// testKey makes a test key of the application with the scopes (all when none).
+func (h *harness) testKey(f storetest.Fixture, scopes ...rental.Scope) string {
+	return f.Key(h.t, h.e.DB, h.sec, store.NewKey{Mode: rental.ModeTest, Scopes: scopesOrNil(scopes)})
+}
+
+// liveKey makes a live key, bound to account when it is not empty.
+func (h *harness) liveKey(f storetest.Fixture, account string, scopes ...rental.Scope) string {
+	return f.Key(h.t, h.e.DB, h.sec, store.NewKey{Mode: rental.ModeLive, AccountID: account, Scopes: scopesOrNil(scopes)})
+}
+
+func scopesOrNil(s []rental.Scope) rental.Scopes {
+	if len(s) == 0 {
+		return nil
+	}
+	return rental.Scopes(s)
+}
+
+// req describes one request: headers are "Name: value" strings.
+type req struct {
+	key     string
+	method  string
+	path    string
+	body    any // a string or []byte is sent as is; anything else as JSON
+	headers []string
+}
+
+// result is a response, read in full.
+type result struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// json decodes the body into a generic value.
+func (r *result) json() map[string]any {
+	var m map[string]any
+	json.Unmarshal(r.body, &m)
+	return m
+}
+
+// data returns the "data" object of a single-object response.
+func (r *result) data() map[string]any {
+	d, _ := r.json()["data"].(map[string]any)
+	return d
+}
+
+// code returns error.code of an error response.
+func (r *result) code() string {
+	e, _ := r.json()["error"].(map[string]any)
+	c, _ := e["code"].(string)
+	return c
+}
+
+func (r *result) errField(name string) string {
+	e, _ := r.json()["error"].(map[string]any)
+	v, _ := e[name].(string)
+	return v
+}
+
+// do sends the request and checks the exchange against the contract: the
+// response always (for documented routes), the request when the server
+// accepted it (a request the server takes must be one the document allows).
+func (h *harness) do(rq req) *result {
+	h.t.Helper()
+	res, err := h.send(rq)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return res
+}
+
+// send is do without failing the test on a transport error, for use from
+// other goroutines.
+func (h *harness) send(rq req) (*result, error) {
+	var body []byte
+	switch b := rq.body.(type) {
+	case nil:
+	case string:
+		body = []byte(b)
+	case []byte:
+		body = b
+	default:
+		body, _ = json.Marshal(b)
+	}
+	build := func() *http.Request {
+		r, _ := http.NewRequest(rq.method, h.url+rq.path, bytes.NewReader(body))
+		if body != nil {
+			r.Header.Set("Content-Type", "application/json")
+		}
+		if rq.key != "" {
+			r.Header.Set("Authorization", "Bearer "+rq.key)
+		}
+		for _, hv := range rq.headers {
+			name, value, _ := strings.Cut(hv, ":")
+			if value = strings.TrimSpace(value); value == "" {
+				r.Header.Del(name)
+			} else {
+				r.Header.Set(name, value)
+			}
+		}
+		return r
+	}
+	resp, err := http.DefaultClient.Do(build())
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	rb, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	res := &result{status: resp.StatusCode, header: resp.Header, body: rb}
+	if err := checkContract(build(), res); err != nil {
+		return res, fmt.Errorf("%s %s → %d %s: %w", rq.method, rq.path, res.status, rb, err)
+	}
+	return res, nil
+}
+
+// checkContract validates one exchange against the OpenAPI document.
+func checkContract(r *http.Request, res *result) error {
+	router, err := contract()
+	if err != nil {
+		return fmt.Errorf("openapi.yaml: %w", err)
+	}
+	if res.header.Get("X-Request-ID") == "" {
+		return fmt.Errorf("no X-Request-ID")
+	}
+	route, params, err := router.FindRoute(r)
+	if err != nil {
+		if res.status == http.StatusNotFound || res.status == http.StatusMethodNotAllowed {
+			return nil // an undocumented route, answered as such
+		}
+		return fmt.Errorf("route not in the document: %w", err)
+	}
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true, IncludeResponseStatus: true, MultiError: true}
+	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: opts}
+	if res.status < 300 {
+		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+			return fmt.Errorf("the server accepted a request the document does not allow: %w", err)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.status, Header: res.header,
+		Body: io.NopCloser(bytes.NewReader(res.body)), Options: opts}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		return fmt.Errorf("response does not match the document: %w", err)
+	}
+	return nil
+}
+
+// want fails the test unless the response has the status (and error code,
+// when given).
+func want(t *testing.T, res *result, status int, code ...string) {
+	t.Helper()
+	if res.status != status || (len(code) > 0 && res.code() != code[0]) {
+		t.Fatalf("got %d %s; want %d %v", res.status, res.body, status, code)
+	}
+}
+
+// property is a valid create body.
+func property(name string) map[string]any {
+	return map[string]any{"name": name, "address": "99 Soi Sukhumvit 71, Bangkok", "electricity_rate": 800, "water_rate": 1800, "due_day": 5}
+}

@@ -1,0 +1,133 @@
+package api_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+	"rentapi/internal/store/storetest"
+)
+
+// 50 concurrent identical POSTs with one key create exactly one property and
+// one property.created event; the others replay it or get 409.
+func TestIdempotentConcurrentCreates(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		key := h.testKey(f)
+		var (
+			mu      sync.Mutex
+			created [][]byte
+			replays [][]byte
+			busy    int
+			wg      sync.WaitGroup
+		)
+		for range 50 {
+			wg.Go(func() {
+				res, err := h.send(req{key: key, method: "POST", path: "/v1/properties", body: property("Once"), headers: []string{"Idempotency-Key: create-once"}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case res.status == 201 && res.header.Get("Idempotent-Replayed") == "false":
+					created = append(created, res.body)
+				case res.status == 201 && res.header.Get("Idempotent-Replayed") == "true":
+					replays = append(replays, res.body)
+				case res.status == 409 && res.code() == "idempotency_in_progress":
+					busy++
+				default:
+					t.Errorf("unexpected %d %s", res.status, res.body)
+				}
+			})
+		}
+		wg.Wait()
+		if len(created) != 1 || len(created)+len(replays)+busy != 50 {
+			t.Fatalf("%d created, %d replayed, %d in progress", len(created), len(replays), busy)
+		}
+		for _, r := range replays {
+			if !bytes.Equal(r, created[0]) {
+				t.Fatalf("replay differs:\n%s\n%s", r, created[0])
+			}
+		}
+		list := h.do(req{key: key, method: "GET", path: "/v1/properties"}).json()["data"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("%d properties", len(list))
+		}
+		n, err := e.DB.Read().CountEvents(t.Context(), f.Sandbox(t, e.DB), "property.created")
+		if err != nil || n != 1 {
+			t.Fatalf("%d property.created events (%v)", n, err)
+		}
+		t.Logf("%s: 1 created, %d replayed, %d in progress", e.Name, len(replays), busy)
+	})
+}
+
+func TestIdempotencyRules(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		key := h.testKey(f)
+		ik := func(k string) []string { return []string{"Idempotency-Key: " + k} }
+
+		first := h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik("k1")})
+		want(t, first, http.StatusCreated)
+		again := h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik("k1")})
+		want(t, again, http.StatusCreated)
+		if !bytes.Equal(first.body, again.body) || again.header.Get("Idempotent-Replayed") != "true" || again.header.Get("X-Request-ID") == first.header.Get("X-Request-ID") {
+			t.Fatalf("replay: %v %s", again.header, again.body)
+		}
+		id := first.data()["id"].(string)
+		// A different body, method or path with the same key is 422.
+		for _, rq := range []req{
+			{method: "POST", path: "/v1/properties", body: property("B")},
+			{method: "PATCH", path: "/v1/properties/" + id, body: property("A")},
+			{method: "DELETE", path: "/v1/properties/" + id},
+		} {
+			rq.key, rq.headers = key, ik("k1")
+			want(t, h.do(rq), http.StatusUnprocessableEntity, "idempotency_key_reused")
+		}
+		// 4xx responses are stored and replayed too.
+		bad := h.do(req{key: key, method: "POST", path: "/v1/properties", body: map[string]any{"name": "x"}, headers: ik("k2")})
+		want(t, bad, http.StatusBadRequest, "parameter_missing")
+		badAgain := h.do(req{key: key, method: "POST", path: "/v1/properties", body: map[string]any{"name": "x"}, headers: ik("k2")})
+		if !bytes.Equal(bad.body, badAgain.body) || badAgain.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("4xx replay: %s", badAgain.body)
+		}
+		// A DELETE's 204 replays as 204, and the property is deleted once.
+		want(t, h.do(req{key: key, method: "DELETE", path: "/v1/properties/" + id, headers: ik("k3")}), http.StatusNoContent)
+		rep := h.do(req{key: key, method: "DELETE", path: "/v1/properties/" + id, headers: ik("k3")})
+		want(t, rep, http.StatusNoContent)
+		if rep.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatal("204 not replayed")
+		}
+		// Same key while the first request still runs.
+		sandbox := f.Sandbox(t, e.DB)
+		body, _ := json.Marshal(property("A"))
+		sum := sha256.Sum256([]byte("POST\n/v1/properties\n" + string(body)))
+		if _, _, _, err := e.DB.ClaimIdempotency(t.Context(), store.IdempotencyKey{ApplicationID: f.App.ID, AccountID: sandbox.ID, Key: "running"}, hex.EncodeToString(sum[:])); err != nil {
+			t.Fatal(err)
+		}
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik("running")}), http.StatusConflict, "idempotency_in_progress")
+		// Keys must be 1-255 printable ASCII characters.
+		for _, k := range []string{strings.Repeat("a", 256), "tab\there", "ไทย"} {
+			want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik(k)}), http.StatusBadRequest, "invalid_idempotency_key")
+		}
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("max"), headers: ik(strings.Repeat("k", 255))}), http.StatusCreated)
+		// Keys are scoped to the account: the same key in another application runs anew.
+		other := h.testKey(h.fixture(rental.PlanEnterprise))
+		res := h.do(req{key: other, method: "POST", path: "/v1/properties", body: property("A"), headers: ik("k1")})
+		want(t, res, http.StatusCreated)
+		if res.header.Get("Idempotent-Replayed") != "false" {
+			t.Fatal("another account's key replayed")
+		}
+	})
+}
