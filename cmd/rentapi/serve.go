@@ -84,7 +84,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
-	return nil
+	return srv.Close(shutdown)
 }
 
 // bootstrap gives a new database its demo developer and application (with

@@ -58,10 +58,23 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 			s.writeError(w, r, err)
 			return
 		}
-		if err := s.limits.allow(w.Header(), cl, s.now()); err != nil {
+		now := s.now()
+		if err := s.limits.allow(w.Header(), cl, now); err != nil {
 			s.writeError(w, r, err)
 			return
 		}
+		counter, err := s.quota(r.Context(), w.Header(), cl, now)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		w = sw
+		defer func() {
+			if billable(sw.status) {
+				s.meter.add(counter, now)
+			}
+		}()
 		if scope != "" && !cl.scopes.Has(scope) {
 			s.writeError(w, r, &rental.Error{Kind: rental.KindForbidden, Code: "insufficient_scope", Scope: string(scope),
 				Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."})

@@ -3,12 +3,15 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -232,4 +235,25 @@ func want(t *testing.T, res *result, status int, code ...string) {
 // property is a valid create body.
 func property(name string) map[string]any {
 	return map[string]any{"name": name, "address": "99 Soi Sukhumvit 71, Bangkok", "electricity_rate": 800, "water_rate": 1800, "due_day": 5}
+}
+
+// fingerprint is the idempotency fingerprint the server computes.
+func fingerprint(method, path, body string) string {
+	sum := sha256.Sum256([]byte(method + "\n" + path + "\n" + body))
+	return hex.EncodeToString(sum[:])
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// addRoom puts a room in a property directly, until rooms have their API.
+func addRoom(t *testing.T, db *store.DB, acct *rental.Account, propertyID string) {
+	t.Helper()
+	err := db.InTx(t.Context(), func(tx *store.Tx) error {
+		_, err := tx.SQL().ExecContext(t.Context(), `INSERT INTO rooms (id, landlord_id, property_id, number, monthly_rent, status, created_at, updated_at)
+			VALUES ($1, $2, $3, '101', 350000, 'vacant', 0, 0)`, rental.NewID(rental.PrefixRoom), acct.LandlordID, propertyID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -43,6 +43,7 @@ type Server struct {
 	wait     time.Duration
 	limits   *rateLimiter
 	failures *failureCounter
+	meter    *meter
 	doc      *document
 }
 
@@ -64,6 +65,7 @@ func NewServer(cfg Config) (*Server, error) {
 	s.gate = make(chan struct{}, cfg.MaxInFlight)
 	s.limits = newRateLimiter()
 	s.failures = newFailureCounter()
+	s.meter = newMeter(cfg.DB, s.log)
 	doc, err := loadDocument()
 	if err != nil {
 		return nil, err
