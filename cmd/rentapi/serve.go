@@ -20,10 +20,15 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", e.or("RENTAPI_ADDR", "127.0.0.1:8080"), "address to listen on (env RENTAPI_ADDR)")
 	dbf := e.dbFlags(fs)
+	rateLimits := fs.Bool("rate-limits", e.or("RENTAPI_RATE_LIMITS", "on") != "off",
+		"enforce the plans' per-second rate limits; turn off only for capacity benchmarks (env RENTAPI_RATE_LIMITS=off)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	if !*rateLimits {
+		log.Warn("per-second rate limits are off: use this only to measure capacity")
+	}
 	sec, err := e.loadSecret(dbf)
 	if err != nil {
 		return err
@@ -38,7 +43,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log})
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,9 @@ type Config struct {
 	// OverloadWait and then get 503. Defaults: 256 and 10 s.
 	MaxInFlight  int
 	OverloadWait time.Duration
+	// NoRateLimits turns the per-second limits off, for capacity
+	// benchmarks only; quotas still apply.
+	NoRateLimits bool
 }
 
 // Server serves the API. It holds no request state between requests other
@@ -63,7 +66,9 @@ func NewServer(cfg Config) (*Server, error) {
 		s.wait = 10 * time.Second
 	}
 	s.gate = make(chan struct{}, cfg.MaxInFlight)
-	s.limits = newRateLimiter()
+	if !cfg.NoRateLimits {
+		s.limits = newRateLimiter()
+	}
 	s.failures = newFailureCounter()
 	s.meter = newMeter(cfg.DB, s.log)
 	doc, err := loadDocument()
