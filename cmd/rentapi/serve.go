@@ -22,6 +22,8 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	dbf := e.dbFlags(fs)
 	rateLimits := fs.Bool("rate-limits", e.or("RENTAPI_RATE_LIMITS", "on") != "off",
 		"enforce the plans' per-second rate limits; turn off only for capacity benchmarks (env RENTAPI_RATE_LIMITS=off)")
+	redisURL := fs.String("redis", e.getenv("RENTAPI_REDIS"),
+		"redis:// URL: keep rate limits in Redis, shared by every process of the deployment (env RENTAPI_REDIS; default: in this process's memory)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -43,7 +45,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits})
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL})
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, 
 	}
 	ip := clientIP(r)
 	now := s.now()
-	if wait, blocked := s.failures.blocked(ip, now); blocked {
+	if wait, blocked := s.limits.blocked(r.Context(), ip, now); blocked {
 		e := rental.Errorf(rental.KindRateLimited, "too_many_failed_attempts", "Too many requests with invalid API keys from this address.")
 		e.RetryAfter = wait
 		return nil, e
@@ -50,13 +50,13 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, 
 	owner, err := s.lookupKey(r)
 	if err != nil {
 		if e, ok := rental.AsError(err); ok && e == errInvalidKey {
-			s.failures.add(ip, now)
+			s.limits.failed(r.Context(), ip, now)
 		}
 		return nil, err
 	}
 	k := &owner.Key
 	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(k.ExpiresAt.Time)) {
-		s.failures.add(ip, now)
+		s.limits.failed(r.Context(), ip, now)
 		return nil, errInvalidKey
 	}
 	w.Header().Set("X-SERVICE-Mode", string(k.Mode))

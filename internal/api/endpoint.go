@@ -59,7 +59,7 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 			return
 		}
 		now := s.now()
-		if err := s.limits.allow(w.Header(), cl, now); err != nil {
+		if err := s.limits.allow(r.Context(), w.Header(), cl, now); err != nil {
 			s.writeError(w, r, err)
 			return
 		}

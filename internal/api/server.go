@@ -7,6 +7,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -31,6 +32,10 @@ type Config struct {
 	// NoRateLimits turns the per-second limits off, for capacity
 	// benchmarks only; quotas still apply.
 	NoRateLimits bool
+	// RedisURL, when set, keeps the rate limits in Redis so that several
+	// processes share them; RedisPrefix namespaces the keys there.
+	RedisURL    string
+	RedisPrefix string
 }
 
 // Server serves the API. It holds no request state between requests other
@@ -44,8 +49,7 @@ type Server struct {
 	patterns []string
 	gate     chan struct{}
 	wait     time.Duration
-	limits   *rateLimiter
-	failures *failureCounter
+	limits   *limits
 	meter    *meter
 	doc      *document
 }
@@ -66,10 +70,14 @@ func NewServer(cfg Config) (*Server, error) {
 		s.wait = 10 * time.Second
 	}
 	s.gate = make(chan struct{}, cfg.MaxInFlight)
-	if !cfg.NoRateLimits {
-		s.limits = newRateLimiter()
+	s.limits = &limits{store: newMemoryBuckets(), log: s.log, off: cfg.NoRateLimits}
+	if cfg.RedisURL != "" {
+		rb, err := newRedisBuckets(context.Background(), cfg.RedisURL, cfg.RedisPrefix+"rentapi:")
+		if err != nil {
+			return nil, fmt.Errorf("api: redis: %w", err)
+		}
+		s.limits.store = rb
 	}
-	s.failures = newFailureCounter()
 	s.meter = newMeter(cfg.DB, s.log)
 	doc, err := loadDocument()
 	if err != nil {

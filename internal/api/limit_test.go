@@ -1,0 +1,85 @@
+package api_test
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"rentapi/internal/api"
+	"rentapi/internal/rental"
+	"rentapi/internal/store/storetest"
+)
+
+// redisEnv names the Redis URL for tests of the shared limits.
+const redisEnv = "RENTAPI_TEST_REDIS"
+
+// Two processes over one database and one Redis enforce one developer's
+// limit together: over a short burst they admit what one process would,
+// not twice as much.
+func TestRateLimitSharedAcrossProcesses(t *testing.T) {
+	url := os.Getenv(redisEnv)
+	if url == "" {
+		t.Skip(redisEnv + " is not set")
+	}
+	e := storetest.SQLite(t)
+	prefix := rental.NewID("t") + ":"
+	shared := func(c *api.Config) { c.RedisURL, c.RedisPrefix = url, prefix }
+	a, b := newHarness(t, e, shared), newHarness(t, e, shared)
+	key := a.testKey(a.fixture(rental.PlanFree)) // 10/s, burst 20
+	plan := rental.PlanFree.Limits()
+
+	start := time.Now()
+	allowed := 0
+	for i := range 3 * plan.Burst {
+		h := a
+		if i%2 == 1 {
+			h = b
+		}
+		res := h.do(req{key: key, method: "GET", path: "/v1/account"})
+		switch res.status {
+		case http.StatusOK:
+			allowed++
+		case http.StatusTooManyRequests:
+			if res.code() != "rate_limited" || res.header.Get("Retry-After") == "" {
+				t.Fatalf("429: %v %s", res.header, res.body)
+			}
+		default:
+			t.Fatalf("status %d %s", res.status, res.body)
+		}
+	}
+	// The bucket refills at the plan's rate while the loop runs.
+	ceiling := plan.Burst + int(time.Since(start).Seconds()*float64(plan.RatePerSecond)) + 1
+	if allowed < plan.Burst || allowed > ceiling {
+		t.Fatalf("two processes admitted %d requests; one limit admits %d to %d", allowed, plan.Burst, ceiling)
+	}
+
+	// Failed keys from one address count across processes too.
+	bad := "svc_test_" + strings.Repeat("Z", 40)
+	for i := range 30 {
+		h := a
+		if i%2 == 1 {
+			h = b
+		}
+		if res := h.do(req{key: bad, method: "GET", path: "/v1/account"}); res.status != http.StatusUnauthorized && res.code() != "too_many_failed_attempts" {
+			t.Fatalf("bad key: %d %s", res.status, res.body)
+		}
+	}
+	want(t, b.do(req{key: bad, method: "GET", path: "/v1/account"}), http.StatusTooManyRequests, "too_many_failed_attempts")
+	want(t, a.do(req{key: bad, method: "GET", path: "/v1/account"}), http.StatusTooManyRequests, "too_many_failed_attempts")
+}
+
+// The headers tell a client where it stands.
+func TestRateLimitHeaders(t *testing.T) {
+	h := newHarness(t, storetest.SQLite(t))
+	key := h.testKey(h.fixture(rental.PlanDeveloper))
+	first := h.do(req{key: key, method: "GET", path: "/v1/account"})
+	second := h.do(req{key: key, method: "GET", path: "/v1/account"})
+	if first.header.Get("X-RateLimit-Limit") != "60" || first.header.Get("X-RateLimit-Remaining") != "59" || second.header.Get("X-RateLimit-Remaining") != "58" {
+		t.Fatalf("headers %v, %v", first.header, second.header)
+	}
+	if first.header.Get("X-RateLimit-Reset") == "" {
+		t.Fatal("no X-RateLimit-Reset")
+	}
+}
