@@ -27,8 +27,13 @@ func TestSandboxIsolation(t *testing.T) {
 		}
 		for key, own := range map[string]string{ka: pa, kb: pb} {
 			list := h.do(req{key: key, method: "GET", path: "/v1/properties"}).json()["data"].([]any)
-			if len(list) != 1 || list[0].(map[string]any)["id"] != own {
-				t.Fatalf("list shows %v, want only %s", list, own)
+			if len(list) != 3 { // its own and the two sample properties
+				t.Fatalf("list shows %d properties, want 3", len(list))
+			}
+			for _, it := range list {
+				if id := it.(map[string]any)["id"]; id == pa && own != pa || id == pb && own != pb {
+					t.Fatalf("the other application's property %s is listed", id)
+				}
 			}
 		}
 		for _, rq := range []req{

@@ -3,63 +3,95 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"rentapi/internal/rental"
 )
 
-// fields is a JSON object body, decoded one named field at a time so that
-// every error can name the field (error.param).
-type fields map[string]json.RawMessage
+// fields is a JSON object from a body, decoded one named field at a time so
+// that every error names the field (error.param), with its path for
+// nested objects ("electricity.current").
+type fields struct {
+	m      map[string]json.RawMessage
+	prefix string
+}
 
 // parseObject decodes a body that must be a JSON object; an empty body is
 // an empty object. Unknown fields are refused, naming the first.
 func parseObject(body []byte, allowed ...string) (fields, error) {
-	f := fields{}
+	f := fields{m: map[string]json.RawMessage{}}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return f, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&f); err != nil || f == nil {
-		return nil, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body must be a JSON object.")
+	if err := dec.Decode(&f.m); err != nil || f.m == nil {
+		return f, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body must be a JSON object.")
 	}
 	if dec.More() {
-		return nil, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body must hold a single JSON object.")
+		return f, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body must hold a single JSON object.")
 	}
-	names := make([]string, 0, len(f))
-	for name := range f {
+	return f, f.only(allowed)
+}
+
+func (f fields) only(allowed []string) error {
+	names := make([]string, 0, len(f.m))
+	for name := range f.m {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
 		if !slices.Contains(allowed, name) {
-			return nil, rental.Invalid(name, "Unknown field '%s'.", name)
+			return rental.Invalid(f.prefix+name, "Unknown field '%s'.", f.prefix+name)
 		}
 	}
-	return f, nil
+	return nil
 }
 
 func (f fields) raw(name string) (json.RawMessage, bool, bool) {
-	v, ok := f[name]
+	v, ok := f.m[name]
 	if !ok {
 		return nil, false, false
 	}
 	return v, true, string(v) == "null"
 }
 
-// string reads a string field.
-func (f fields) string(name string) (rental.Optional[string], error) {
+// object reads a nested object field with its own allowed fields.
+func (f fields) object(name string, allowed ...string) (fields, bool, error) {
 	v, set, null := f.raw(name)
-	out := rental.Optional[string]{Set: set, Null: null}
+	sub := fields{m: map[string]json.RawMessage{}, prefix: f.prefix + name + "."}
+	if !set {
+		return sub, false, nil
+	}
+	if null || json.Unmarshal(v, &sub.m) != nil || sub.m == nil {
+		return sub, true, rental.Invalid(f.prefix+name, "%s must be an object.", f.prefix+name)
+	}
+	return sub, true, sub.only(allowed)
+}
+
+// decode reads a field of any JSON type into an Optional, with a message
+// naming the expected type when it does not fit.
+func decode[T any](f fields, name, kind string) (rental.Optional[T], error) {
+	v, set, null := f.raw(name)
+	out := rental.Optional[T]{Set: set, Null: null}
 	if !set || null {
 		return out, nil
 	}
 	if err := json.Unmarshal(v, &out.Value); err != nil {
-		return out, rental.Invalid(name, "%s must be a string.", name)
+		return out, rental.Invalid(f.prefix+name, "%s must be %s.", f.prefix+name, kind)
 	}
 	return out, nil
+}
+
+func (f fields) string(name string) (rental.Optional[string], error) {
+	return decode[string](f, name, "a string")
+}
+
+func (f fields) bool(name string) (rental.Optional[bool], error) {
+	return decode[bool](f, name, "true or false")
 }
 
 var integerLiteral = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
@@ -71,18 +103,42 @@ func (f fields) int(name string) (rental.Optional[int64], error) {
 	if !set || null {
 		return out, nil
 	}
-	if !integerLiteral.Match(v) {
-		return out, rental.Invalid(name, "%s must be an integer.", name)
-	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
-	if err != nil {
-		return out, rental.Invalid(name, "%s is out of range.", name)
+	if !integerLiteral.Match(v) || err != nil {
+		return out, rental.Invalid(f.prefix+name, "%s must be an integer within range.", f.prefix+name)
 	}
 	out.Value = n
 	return out, nil
 }
 
-// read decodes each field with its reader and stops at the first error.
+// quantity reads a meter value: a number with at most three decimals.
+func (f fields) quantity(name string) (rental.Optional[rental.Quantity], error) {
+	v, set, null := f.raw(name)
+	out := rental.Optional[rental.Quantity]{Set: set, Null: null}
+	if !set || null {
+		return out, nil
+	}
+	q, err := rental.ParseQuantity(f.prefix+name, string(v))
+	out.Value = q
+	return out, err
+}
+
+// time reads an ISO 8601 timestamp.
+func (f fields) time(name string) (rental.Optional[rental.Time], error) {
+	s, err := f.string(name)
+	out := rental.Optional[rental.Time]{Set: s.Set, Null: s.Null}
+	if err != nil || !s.Set || s.Null {
+		return out, err
+	}
+	t, err := time.Parse(time.RFC3339, s.Value)
+	if err != nil {
+		return out, rental.Invalid(f.prefix+name, "%s must be an ISO 8601 timestamp such as 2026-11-01T09:00:00Z.", f.prefix+name)
+	}
+	out.Value = rental.Time{Time: t.UTC()}
+	return out, nil
+}
+
+// read runs decoding steps and stops at the first error.
 func read(steps ...func() error) error {
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -99,4 +155,54 @@ func into[T any](dst *rental.Optional[T], get func(string) (rental.Optional[T], 
 		*dst = v
 		return err
 	}
+}
+
+// required returns the string value of a required field.
+func required(f fields, name string) (string, error) {
+	v, err := f.string(name)
+	if err != nil {
+		return "", err
+	}
+	if !v.Set || v.Null || v.Value == "" {
+		return "", rental.Missing(f.prefix + name)
+	}
+	return v.Value, nil
+}
+
+// Query parameters of lists.
+
+func queryEnum(q url.Values, name string, values ...string) (string, error) {
+	v := q.Get(name)
+	if q.Has(name) && !slices.Contains(values, v) {
+		return "", rental.Invalid(name, "%s must be one of %v.", name, values)
+	}
+	return v, nil
+}
+
+func queryMonth(q url.Values, name string) (string, error) {
+	if !q.Has(name) {
+		return "", nil
+	}
+	return rental.ParseMonth(name, q.Get(name))
+}
+
+func queryTime(q url.Values, name string) (*int64, error) {
+	if !q.Has(name) {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, q.Get(name))
+	if err != nil {
+		return nil, rental.Invalid(name, "%s must be an ISO 8601 timestamp such as 2026-11-01T00:00:00Z.", name)
+	}
+	ms := t.UnixMilli()
+	return &ms, nil
+}
+
+// queryID reads an ID filter; any string up to 64 characters (an unknown ID
+// simply matches nothing).
+func queryID(q url.Values, name string) (string, error) {
+	if len(q.Get(name)) > 64 || (q.Has(name) && q.Get(name) == "") {
+		return "", rental.Invalid(name, "%s must be an ID.", name)
+	}
+	return q.Get(name), nil
 }

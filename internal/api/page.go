@@ -9,8 +9,10 @@ import (
 	"rentapi/internal/store"
 )
 
-// listQuery is the query every list accepts.
-var listQuery = []string{"limit", "cursor", "order"}
+// listQuery is the query every list accepts, plus the list's own filters.
+func listQuery(filters ...string) []string {
+	return append([]string{"limit", "cursor", "order"}, filters...)
+}
 
 // maxCursorLen is the longest cursor accepted or issued.
 const maxCursorLen = 200
@@ -36,11 +38,15 @@ type pager struct {
 	page    store.Page
 }
 
-// newPager parses the common list parameters. filters is the canonical text
-// of the list's other filters.
+// newPager parses the common list parameters. filters names the list's
+// other query parameters, whose values the cursor is bound to.
 func (s *Server) newPager(c *call, filters ...string) (*pager, error) {
 	q := c.r.URL.Query()
-	p := &pager{c: c, filters: strings.Join(filters, "&"), page: store.Page{Limit: 20}}
+	bound := make([]string, len(filters))
+	for i, name := range filters {
+		bound[i] = name + "=" + q.Get(name)
+	}
+	p := &pager{c: c, filters: strings.Join(bound, "&"), page: store.Page{Limit: 20}}
 	if v := q.Get("limit"); q.Has("limit") {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {

@@ -4,12 +4,9 @@ import (
 	"net/http"
 
 	"rentapi/internal/rental"
-	"rentapi/internal/store"
 )
 
-func propertyPosition(p rental.Property) store.Position {
-	return store.Position{CreatedAt: p.CreatedAt.UnixMilli(), ID: p.ID}
-}
+var propertyPosition = position(func(p rental.Property) rental.Time { return p.CreatedAt }, func(p rental.Property) string { return p.ID })
 
 func (s *Server) listProperties(c *call) (int, any, error) {
 	p, err := s.newPager(c)

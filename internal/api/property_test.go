@@ -86,9 +86,9 @@ func TestPropertyValidation(t *testing.T) {
 			}
 		})
 	}
-	// Nothing was written.
+	// Nothing was written: the sandbox holds just its two sample properties.
 	res := h.do(req{key: key, method: "GET", path: "/v1/properties"})
-	if n := len(res.json()["data"].([]any)); n != 0 {
+	if n := len(res.json()["data"].([]any)); n != 2 {
 		t.Fatalf("%d properties after bad requests", n)
 	}
 }
@@ -103,9 +103,9 @@ func TestPropertyPlanLimits(t *testing.T) {
 		res := h.do(req{key: live, method: "POST", path: "/v1/properties", body: property("Two")})
 		want(t, res, http.StatusForbidden, "plan_limit_reached")
 
-		// The sandbox holds 20 properties; the 21st is 429 sandbox_limit.
+		// The sandbox holds 20 properties (2 of them sample data); the 21st is 429 sandbox_limit.
 		test := h.testKey(f)
-		for i := range 20 {
+		for i := range 18 {
 			want(t, h.do(req{key: test, method: "POST", path: "/v1/properties", body: property(fmt.Sprint("P", i))}), http.StatusCreated)
 		}
 		res = h.do(req{key: test, method: "POST", path: "/v1/properties", body: property("P21")})

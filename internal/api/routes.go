@@ -16,11 +16,45 @@ func (s *Server) routes() {
 
 	s.handle("GET /v1/account", s.endpoint("", nil, s.getAccount))
 
-	s.handle("GET /v1/properties", s.endpoint(rental.ScopePropertiesRead, listQuery, s.listProperties))
+	s.handle("GET /v1/properties", s.endpoint(rental.ScopePropertiesRead, listQuery(), s.listProperties))
 	s.handle("POST /v1/properties", s.endpoint(rental.ScopePropertiesWrite, nil, s.createProperty))
 	s.handle("GET /v1/properties/{property_id}", s.endpoint(rental.ScopePropertiesRead, nil, s.getProperty))
 	s.handle("PATCH /v1/properties/{property_id}", s.endpoint(rental.ScopePropertiesWrite, nil, s.updateProperty))
 	s.handle("DELETE /v1/properties/{property_id}", s.endpoint(rental.ScopePropertiesWrite, nil, s.deleteProperty))
+
+	s.handle("GET /v1/rooms", s.endpoint(rental.ScopeRoomsRead, listQuery("property_id", "status"), s.listRooms))
+	s.handle("GET /v1/properties/{property_id}/rooms", s.endpoint(rental.ScopeRoomsRead, listQuery("status"), s.listRooms))
+	s.handle("POST /v1/properties/{property_id}/rooms", s.endpoint(rental.ScopeRoomsWrite, nil, s.createRoom))
+	s.handle("GET /v1/rooms/{room_id}", s.endpoint(rental.ScopeRoomsRead, nil, s.getRoom))
+	s.handle("PATCH /v1/rooms/{room_id}", s.endpoint(rental.ScopeRoomsWrite, nil, s.updateRoom))
+	s.handle("DELETE /v1/rooms/{room_id}", s.endpoint(rental.ScopeRoomsWrite, nil, s.deleteRoom))
+
+	s.handle("POST /v1/rooms/{room_id}/tenant", s.endpoint(rental.ScopeTenantsWrite, nil, s.moveIn))
+	s.handle("DELETE /v1/rooms/{room_id}/tenant", s.endpoint(rental.ScopeTenantsWrite, nil, s.moveOut))
+	s.handle("GET /v1/tenants", s.endpoint(rental.ScopeTenantsRead, listQuery("property_id", "room_id", "include_moved_out"), s.listTenants))
+	s.handle("GET /v1/tenants/{tenant_id}", s.endpoint(rental.ScopeTenantsRead, nil, s.getTenant))
+	s.handle("PATCH /v1/tenants/{tenant_id}", s.endpoint(rental.ScopeTenantsWrite, nil, s.updateTenant))
+
+	s.handle("GET /v1/meters", s.endpoint(rental.ScopeMetersRead, listQuery("property_id", "room_id", "kind"), s.listMeters))
+	s.handle("GET /v1/meters/{meter_id}", s.endpoint(rental.ScopeMetersRead, nil, s.getMeter))
+	s.handle("POST /v1/meter-readings", s.endpoint(rental.ScopeMetersWrite, nil, s.createReading))
+	s.handle("GET /v1/meter-readings", s.endpoint(rental.ScopeMetersRead,
+		listQuery("property_id", "room_id", "month", "from_month", "to_month"), s.listReadings))
+	s.handle("GET /v1/meter-readings/{reading_id}", s.endpoint(rental.ScopeMetersRead, nil, s.getReading))
+	s.handle("PATCH /v1/meter-readings/{reading_id}", s.endpoint(rental.ScopeMetersWrite, nil, s.correctReading))
+
+	s.handle("POST /v1/bills", s.endpoint(rental.ScopeBillsWrite, nil, s.createBill))
+	s.handle("GET /v1/bills", s.endpoint(rental.ScopeBillsRead, listQuery("property_id", "room_id", "tenant_id", "status",
+		"month", "from_month", "to_month", "created_after", "created_before"), s.listBills))
+	s.handle("GET /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsRead, nil, s.getBill))
+	s.handle("POST /v1/bills/{bill_id}/issue", s.endpoint(rental.ScopeBillsWrite, nil, s.issueBill))
+	s.handle("DELETE /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsWrite, nil, s.deleteBill))
+
+	// Events need no particular scope: each reader sees the types it can read.
+	s.handle("GET /v1/events", s.endpoint("", listQuery("type", "created_after"), s.listEvents))
+	s.handle("GET /v1/events/{event_id}", s.endpoint("", nil, s.getEvent))
+
+	s.handle("POST /v1/test-helpers/sandbox/reset", s.endpoint("", nil, s.resetSandbox))
 }
 
 // handle registers a route and remembers its pattern for Routes.

@@ -61,3 +61,12 @@ func (t Time) MarshalJSON() ([]byte, error) {
 
 // UnixMilli converts milliseconds since the epoch, as stored, into a Time.
 func UnixMilli(ms int64) Time { return Time{time.UnixMilli(ms).UTC()} }
+
+// Prefixes of the monthly cycle's objects.
+const (
+	PrefixTenant  = "tnt"
+	PrefixMeter   = "mtr"
+	PrefixReading = "mrd"
+	PrefixBill    = "bill"
+	PrefixPayment = "pay"
+)

@@ -45,7 +45,8 @@ type ApplicationSpec struct {
 }
 
 // CreateApplication adds an application together with its sandbox: a sample
-// landlord on the pro plan and the account linking it, granted every scope.
+// landlord on the pro plan, the account linking it (granted every scope),
+// and the sample data.
 func (tx *Tx) CreateApplication(ctx context.Context, spec ApplicationSpec) (*rental.Application, error) {
 	uris, err := json.Marshal(append([]string{}, spec.RedirectURIs...))
 	if err != nil {
@@ -69,7 +70,11 @@ func (tx *Tx) CreateApplication(ctx context.Context, spec ApplicationSpec) (*ren
 	if err := tx.insertAccount(ctx, app.SandboxAccountID, app.ID, ll, true, rental.AllScopes); err != nil {
 		return nil, err
 	}
-	return app, nil
+	sandbox, err := tx.GetAccount(ctx, app.ID, app.SandboxAccountID)
+	if err != nil {
+		return nil, err
+	}
+	return app, tx.seedSandbox(ctx, sandbox)
 }
 
 // SetApplicationDisabled turns all of an application's keys off or on.

@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"rentapi/internal/rental"
 )
@@ -16,6 +20,9 @@ import (
 // Events of one transaction get strictly increasing times (a millisecond
 // apart at most), so they list in the order they happened.
 func (tx *Tx) RecordEvent(ctx context.Context, acct *rental.Account, typ string, obj any) error {
+	if tx.quiet {
+		return nil
+	}
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return fmt.Errorf("store: event %s: %w", typ, err)
@@ -39,4 +46,90 @@ func (q *Queries) CountEvents(ctx context.Context, acct *rental.Account, typ str
 		return 0, fmt.Errorf("store: count events: %w", err)
 	}
 	return n, nil
+}
+
+// EventRetention is how long events are listed and kept.
+const EventRetention = 30 * 24 * time.Hour
+
+// StoredEvent is an event as stored; the API shows it to the account that
+// reads it.
+type StoredEvent struct {
+	ID        string
+	Type      string
+	Mode      rental.Mode
+	Data      json.RawMessage
+	CreatedAt rental.Time
+}
+
+const eventColumns = `id, type, mode, data, created_at`
+
+func scanEvent(sc interface{ Scan(...any) error }) (StoredEvent, error) {
+	var e StoredEvent
+	var mode, data string
+	var created int64
+	err := sc.Scan(&e.ID, &e.Type, &mode, &data, &created)
+	e.Mode, e.Data, e.CreatedAt = rental.Mode(mode), json.RawMessage(data), rental.UnixMilli(created)
+	return e, err
+}
+
+// EventFilter narrows an event list. Prefixes are the type prefixes the
+// reader may see ("bill." and so on); Type is an exact type or a prefix
+// ending in ".".
+type EventFilter struct {
+	Prefixes     []string
+	Type         string
+	CreatedAfter *int64
+}
+
+// eventWhere selects the landlord's events of the last 30 days, since the
+// account was linked, of the readable types.
+func (q *Queries) eventWhere(acct *rental.Account, f EventFilter, now time.Time) *where {
+	w := scoped(`SELECT `+eventColumns+` FROM events WHERE landlord_id = $1`, acct.LandlordID).
+		and("created_at >= ?", max(ms(now.Add(-EventRetention)), ms(acct.CreatedAt.Time))).
+		and("created_at >= ?", f.CreatedAfter)
+	switch {
+	case strings.HasSuffix(f.Type, "."):
+		w.and("type LIKE ?", f.Type+"%")
+	default:
+		w.and("type = ?", f.Type)
+	}
+	if len(f.Prefixes) == 0 {
+		w.sql += " AND FALSE"
+		return w
+	}
+	var or []string
+	for _, p := range f.Prefixes {
+		w.args = append(w.args, p+"%")
+		or = append(or, fmt.Sprintf("type LIKE $%d", len(w.args)))
+	}
+	w.sql += " AND (" + strings.Join(or, " OR ") + ")"
+	return w
+}
+
+// ListEvents returns a page of the landlord's events the reader may see.
+func (q *Queries) ListEvents(ctx context.Context, acct *rental.Account, f EventFilter, now time.Time, p Page) ([]StoredEvent, bool, error) {
+	w := q.eventWhere(acct, f, now)
+	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (StoredEvent, error) { return scanEvent(r) })
+}
+
+// GetEvent returns one event the reader may see.
+func (q *Queries) GetEvent(ctx context.Context, acct *rental.Account, id string, f EventFilter, now time.Time) (*StoredEvent, error) {
+	w := q.eventWhere(acct, f, now).and("id = ?", id)
+	e, err := scanEvent(q.c.QueryRowContext(ctx, w.sql, w.args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("event", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get event: %w", err)
+	}
+	return &e, nil
+}
+
+// PurgeEvents deletes events past their retention.
+func (db *DB) PurgeEvents(ctx context.Context) (int64, error) {
+	res, err := db.write.ExecContext(ctx, `DELETE FROM events WHERE created_at < $1`, ms(db.now().Add(-EventRetention)))
+	if err != nil {
+		return 0, fmt.Errorf("store: purge events: %w", err)
+	}
+	return res.RowsAffected()
 }

@@ -234,6 +234,8 @@ type Tx struct {
 	db        *DB
 	Now       time.Time
 	lastEvent int64
+	// quiet suppresses events, while the sandbox's sample data is made.
+	quiet bool
 }
 
 // Begin starts a write transaction. On SQLite it takes the write lock at once

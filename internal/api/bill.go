@@ -1,0 +1,98 @@
+package api
+
+import (
+	"net/http"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+var billPosition = position(func(b rental.Bill) rental.Time { return b.CreatedAt }, func(b rental.Bill) string { return b.ID })
+
+func (s *Server) createBill(c *call) (int, any, error) {
+	f, err := parseObject(c.body, "room_id", "month", "issue")
+	if err != nil {
+		return 0, nil, err
+	}
+	room, err := required(f, "room_id")
+	if err != nil {
+		return 0, nil, err
+	}
+	month, err := required(f, "month")
+	if err != nil {
+		return 0, nil, err
+	}
+	if month, err = rental.ParseMonth("month", month); err != nil {
+		return 0, nil, err
+	}
+	issue, err := f.bool("issue")
+	if err != nil {
+		return 0, nil, err
+	}
+	if issue.Null {
+		return 0, nil, rental.Invalid("issue", "issue must be true or false.")
+	}
+	b, err := c.tx.CreateBill(c.ctx, c.acct(), room, month, !issue.Set || issue.Value)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, data{b}, nil
+}
+
+func (s *Server) listBills(c *call) (int, any, error) {
+	q := c.r.URL.Query()
+	var f store.BillFilter
+	var err error
+	for name, dst := range map[string]*string{"property_id": &f.PropertyID, "room_id": &f.RoomID, "tenant_id": &f.TenantID} {
+		if *dst, err = queryID(q, name); err != nil {
+			return 0, nil, err
+		}
+	}
+	if f.Status, err = queryEnum(q, "status", rental.BillStatuses...); err != nil {
+		return 0, nil, err
+	}
+	if f.MonthFilter, err = monthFilter(c); err != nil {
+		return 0, nil, err
+	}
+	if f.CreatedAfter, err = queryTime(q, "created_after"); err != nil {
+		return 0, nil, err
+	}
+	if f.CreatedBefore, err = queryTime(q, "created_before"); err != nil {
+		return 0, nil, err
+	}
+	p, err := s.newPager(c, "property_id", "room_id", "tenant_id", "status", "month", "from_month", "to_month", "created_after", "created_before")
+	if err != nil {
+		return 0, nil, err
+	}
+	items, more, err := c.q.ListBills(c.ctx, c.acct(), f, p.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, result(s, p, items, more, billPosition), nil
+}
+
+func (s *Server) getBill(c *call) (int, any, error) {
+	b, err := c.q.GetBill(c.ctx, c.acct(), c.r.PathValue("bill_id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{b}, nil
+}
+
+func (s *Server) issueBill(c *call) (int, any, error) {
+	if _, err := parseObject(c.body); err != nil {
+		return 0, nil, err
+	}
+	b, err := c.tx.IssueBill(c.ctx, c.acct(), c.r.PathValue("bill_id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{b}, nil
+}
+
+func (s *Server) deleteBill(c *call) (int, any, error) {
+	if _, err := parseObject(c.body); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, c.tx.DeleteBill(c.ctx, c.acct(), c.r.PathValue("bill_id"))
+}

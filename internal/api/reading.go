@@ -1,0 +1,158 @@
+package api
+
+import (
+	"net/http"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+var (
+	meterPosition   = position(func(m rental.Meter) rental.Time { return m.CreatedAt }, func(m rental.Meter) string { return m.ID })
+	readingPosition = position(func(r rental.Reading) rental.Time { return r.CreatedAt }, func(r rental.Reading) string { return r.ID })
+)
+
+func (s *Server) listMeters(c *call) (int, any, error) {
+	q := c.r.URL.Query()
+	var f store.MeterFilter
+	var err error
+	if f.PropertyID, err = queryID(q, "property_id"); err != nil {
+		return 0, nil, err
+	}
+	if f.RoomID, err = queryID(q, "room_id"); err != nil {
+		return 0, nil, err
+	}
+	if f.Kind, err = queryEnum(q, "kind", rental.MeterElectricity, rental.MeterWater); err != nil {
+		return 0, nil, err
+	}
+	p, err := s.newPager(c, "property_id", "room_id", "kind")
+	if err != nil {
+		return 0, nil, err
+	}
+	items, more, err := c.q.ListMeters(c.ctx, c.acct(), f, p.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, result(s, p, items, more, meterPosition), nil
+}
+
+func (s *Server) getMeter(c *call) (int, any, error) {
+	m, err := c.q.GetMeter(c.ctx, c.acct(), c.r.PathValue("meter_id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{m}, nil
+}
+
+// partInput decodes one meter's part of a reading body.
+func partInput(f fields, name string, required bool) (rental.PartInput, error) {
+	part, set, err := f.object(name, "current", "previous", "rollover")
+	in := rental.PartInput{Set: set}
+	if err != nil {
+		return in, err
+	}
+	if !set && required {
+		return in, rental.Missing(f.prefix + name)
+	}
+	return in, read(
+		into(&in.Current, part.quantity, "current"),
+		into(&in.Previous, part.quantity, "previous"),
+		into(&in.Rollover, part.bool, "rollover"),
+	)
+}
+
+func (s *Server) createReading(c *call) (int, any, error) {
+	f, err := parseObject(c.body, "room_id", "month", "electricity", "water")
+	if err != nil {
+		return 0, nil, err
+	}
+	var in store.ReadingInput
+	if in.RoomID, err = required(f, "room_id"); err != nil {
+		return 0, nil, err
+	}
+	month, err := required(f, "month")
+	if err != nil {
+		return 0, nil, err
+	}
+	if in.Month, err = rental.ParseMonth("month", month); err != nil {
+		return 0, nil, err
+	}
+	if in.Electricity, err = partInput(f, "electricity", true); err != nil {
+		return 0, nil, err
+	}
+	if in.Water, err = partInput(f, "water", true); err != nil {
+		return 0, nil, err
+	}
+	r, err := c.tx.CreateReading(c.ctx, c.acct(), in)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, data{r}, nil
+}
+
+func (s *Server) correctReading(c *call) (int, any, error) {
+	f, err := parseObject(c.body, "electricity", "water")
+	if err != nil {
+		return 0, nil, err
+	}
+	e, err := partInput(f, "electricity", false)
+	if err != nil {
+		return 0, nil, err
+	}
+	w, err := partInput(f, "water", false)
+	if err != nil {
+		return 0, nil, err
+	}
+	r, err := c.tx.CorrectReading(c.ctx, c.acct(), c.r.PathValue("reading_id"), e, w)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{r}, nil
+}
+
+func (s *Server) getReading(c *call) (int, any, error) {
+	r, err := c.q.GetReading(c.ctx, c.acct(), c.r.PathValue("reading_id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{r}, nil
+}
+
+// monthFilter reads month, from_month and to_month.
+func monthFilter(c *call) (store.MonthFilter, error) {
+	q := c.r.URL.Query()
+	var f store.MonthFilter
+	var err error
+	if f.Month, err = queryMonth(q, "month"); err != nil {
+		return f, err
+	}
+	if f.From, err = queryMonth(q, "from_month"); err != nil {
+		return f, err
+	}
+	f.To, err = queryMonth(q, "to_month")
+	return f, err
+}
+
+func (s *Server) listReadings(c *call) (int, any, error) {
+	q := c.r.URL.Query()
+	var f store.ReadingFilter
+	var err error
+	if f.PropertyID, err = queryID(q, "property_id"); err != nil {
+		return 0, nil, err
+	}
+	if f.RoomID, err = queryID(q, "room_id"); err != nil {
+		return 0, nil, err
+	}
+	if f.MonthFilter, err = monthFilter(c); err != nil {
+		return 0, nil, err
+	}
+	p, err := s.newPager(c, "property_id", "room_id", "month", "from_month", "to_month")
+	if err != nil {
+		return 0, nil, err
+	}
+	items, more, err := c.q.ListReadings(c.ctx, c.acct(), f, p.page)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, result(s, p, items, more, readingPosition), nil
+}

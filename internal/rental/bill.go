@@ -1,0 +1,101 @@
+package rental
+
+import (
+	"fmt"
+	"time"
+)
+
+// Bill states. A bill is drafted or issued from a reading, becomes overdue
+// the day after its due date unpaid, and paid when confirmed payments cover
+// its total.
+const (
+	BillDraft   = "draft"
+	BillIssued  = "issued"
+	BillPaid    = "paid"
+	BillOverdue = "overdue"
+)
+
+// BillStatuses lists the bill states.
+var BillStatuses = []string{BillDraft, BillIssued, BillPaid, BillOverdue}
+
+// BillElectricity is the electricity line of a bill.
+type BillElectricity struct {
+	Usage  Quantity `json:"usage"`
+	Rate   int64    `json:"rate"`
+	Amount int64    `json:"amount"`
+}
+
+// BillWater is the water line of a bill.
+type BillWater struct {
+	Usage     Quantity `json:"usage"`
+	Rate      int64    `json:"rate"`
+	Amount    int64    `json:"amount"`
+	Billing   string   `json:"billing"`
+	Occupants int64    `json:"occupants"`
+}
+
+// Bill is one room's bill for one month, as the API shows it.
+type Bill struct {
+	ID          string          `json:"id"`
+	Object      string          `json:"object"`
+	RoomID      string          `json:"room_id"`
+	PropertyID  string          `json:"property_id"`
+	TenantID    *string         `json:"tenant_id"`
+	Month       string          `json:"month"`
+	Status      string          `json:"status"`
+	Currency    string          `json:"currency"`
+	Rent        int64           `json:"rent"`
+	Electricity BillElectricity `json:"electricity"`
+	Water       BillWater       `json:"water"`
+	Total       int64           `json:"total"`
+	AmountPaid  int64           `json:"amount_paid"`
+	DueDate     string          `json:"due_date"`
+	IssuedAt    *Time           `json:"issued_at"`
+	PaidAt      *Time           `json:"paid_at"`
+	OverdueAt   *Time           `json:"overdue_at"`
+	ReadingID   string          `json:"reading_id"`
+	CreatedAt   Time            `json:"created_at"`
+	UpdatedAt   Time            `json:"updated_at"`
+}
+
+// Price sets the bill's amounts from its rent and a reading, at the rates
+// the reading recorded: electricity is usage × rate; water is usage × rate
+// when metered, the flat amount per room, or the flat amount per occupant;
+// each rounded half up to a whole satang.
+func (b *Bill) Price(r Reading) {
+	b.Electricity = BillElectricity{Usage: r.Electricity.Usage, Rate: r.Electricity.Rate, Amount: r.Electricity.Usage.Amount(r.Electricity.Rate)}
+	occupants := max(b.Water.Occupants, 1)
+	b.Water = BillWater{Usage: r.Water.Usage, Rate: r.Water.Rate, Billing: r.Water.Billing, Occupants: occupants}
+	switch r.Water.Billing {
+	case WaterMetered:
+		b.Water.Amount = r.Water.Usage.Amount(r.Water.Rate)
+	case WaterFlatPerRoom:
+		b.Water.Amount = deref(r.Water.FlatAmount)
+	case WaterFlatPerPerson:
+		b.Water.Amount = deref(r.Water.FlatAmount) * occupants
+	}
+	b.Total = b.Rent + b.Electricity.Amount + b.Water.Amount
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// DueDate is the due day of the month after the bill's month, clamped to
+// that month's length (due day 31 in February is the 28th or 29th).
+func DueDate(month string, dueDay int64) string {
+	t, _ := time.Parse("2006-01", month)
+	next := t.AddDate(0, 1, 0)
+	last := next.AddDate(0, 1, -1).Day()
+	return fmt.Sprintf("%s-%02d", next.Format("2006-01"), min(int(dueDay), last))
+}
+
+// Bangkok is Thailand's time (UTC+7 all year): due dates, overdue marking
+// and quotas follow the landlord's calendar.
+var Bangkok = time.FixedZone("ICT", 7*60*60)
+
+// Payable reports whether a tenant can still pay the bill.
+func (b *Bill) Payable() bool { return b.Status == BillIssued || b.Status == BillOverdue }

@@ -1,0 +1,174 @@
+package rental
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Quantity is a meter value or usage in thousandths of a unit (kWh or m³).
+// Meters show at most three decimals, and fixed point keeps the arithmetic
+// exact: no float noise can tip a bill's rounding.
+type Quantity int64
+
+// MaxQuantity bounds meter values (below ten million units).
+const MaxQuantity Quantity = 10_000_000_000 - 1
+
+var quantityLiteral = regexp.MustCompile(`^(0|[1-9][0-9]{0,6})(\.[0-9]{1,3})?$`)
+
+// ParseQuantity reads a JSON number of at most three decimals.
+func ParseQuantity(param, s string) (Quantity, error) {
+	if !quantityLiteral.MatchString(s) {
+		return 0, Invalid(param, "%s must be a number from 0 to 9999999.999 with at most three decimals.", param)
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	w, _ := strconv.ParseInt(whole, 10, 64)
+	frac = (frac + "000")[:3]
+	f, _ := strconv.ParseInt(frac, 10, 64)
+	return Quantity(w*1000 + f), nil
+}
+
+// MarshalJSON writes the value as a plain JSON number (1234.5).
+func (q Quantity) MarshalJSON() ([]byte, error) {
+	return []byte(q.String()), nil
+}
+
+func (q Quantity) String() string {
+	s := strconv.FormatInt(int64(q)/1000, 10)
+	if f := int64(q) % 1000; f != 0 {
+		s += strings.TrimRight(fmt.Sprintf(".%03d", f), "0")
+	}
+	return s
+}
+
+// Amount is usage × rate in satang, rounded half up to a whole satang.
+func (q Quantity) Amount(rate int64) int64 {
+	return (int64(q)*rate + 500) / 1000
+}
+
+// monthPattern is YYYY-MM.
+var monthPattern = regexp.MustCompile(`^[0-9]{4}-(0[1-9]|1[0-2])$`)
+
+// ParseMonth checks a YYYY-MM month.
+func ParseMonth(param, s string) (string, error) {
+	if !monthPattern.MatchString(s) || s < "2000-01" || s > "2999-12" {
+		return "", Invalid(param, "%s must be a month written YYYY-MM.", param)
+	}
+	return s, nil
+}
+
+// PreviousMonth returns the month before a YYYY-MM month.
+func PreviousMonth(month string) string {
+	t, _ := time.Parse("2006-01", month)
+	return t.AddDate(0, -1, 0).Format("2006-01")
+}
+
+// ReadingPart is one meter's part of a monthly reading.
+type ReadingPart struct {
+	Previous Quantity `json:"previous"`
+	Current  Quantity `json:"current"`
+	Usage    Quantity `json:"usage"`
+	Rate     int64    `json:"rate"`
+	Rollover bool     `json:"rollover"`
+}
+
+// WaterPart is the water meter's part, with the flat amount charged instead
+// of usage when the property bills water flat.
+type WaterPart struct {
+	ReadingPart
+	Billing    string `json:"billing"`
+	FlatAmount *int64 `json:"flat_amount"`
+}
+
+// Reading is one room's meter readings for one month, with the property's
+// rates as they were when the month was first recorded.
+type Reading struct {
+	ID          string      `json:"id"`
+	Object      string      `json:"object"`
+	RoomID      string      `json:"room_id"`
+	PropertyID  string      `json:"property_id"`
+	Month       string      `json:"month"`
+	Currency    string      `json:"currency"`
+	Electricity ReadingPart `json:"electricity"`
+	Water       WaterPart   `json:"water"`
+	BillID      *string     `json:"bill_id"`
+	CreatedAt   Time        `json:"created_at"`
+	UpdatedAt   Time        `json:"updated_at"`
+}
+
+// PartInput is one part of a reading body.
+type PartInput struct {
+	Set      bool
+	Previous Optional[Quantity]
+	Current  Optional[Quantity]
+	Rollover Optional[bool]
+}
+
+// Measure computes a part from its input and the default previous value
+// (the room's last reading, or 0). A current below the previous is refused
+// unless the previous was given explicitly with rollover: the meter passed
+// its maximum (9999, or 99999 for a five-digit meter) and started again.
+func Measure(param string, in PartInput, defaultPrevious Quantity, rate int64) (ReadingPart, error) {
+	if !in.Current.Set || in.Current.Null {
+		return ReadingPart{}, Missing(param + ".current")
+	}
+	p := ReadingPart{Previous: defaultPrevious, Current: in.Current.Value, Rate: rate}
+	if in.Previous.Set && !in.Previous.Null {
+		p.Previous = in.Previous.Value
+	}
+	p.Rollover = in.Rollover.Set && in.Rollover.Value
+	if p.Rollover && !(in.Previous.Set && !in.Previous.Null) {
+		return ReadingPart{}, Invalid(param+".rollover", "A rollover needs the previous value given explicitly in %s.previous.", param)
+	}
+	switch {
+	case p.Rollover && p.Current >= p.Previous:
+		return ReadingPart{}, Invalid(param+".rollover", "rollover is for a current value below the previous one.")
+	case p.Rollover && p.Previous > rolloverMax(p.Previous):
+		return ReadingPart{}, Invalid(param+".previous", "A rollover is possible only on meters of up to five digits.")
+	case !p.Rollover && p.Current < p.Previous:
+		return ReadingPart{}, Invalid(param+".current",
+			"%s.current (%s) is below the previous value (%s); if the meter wrapped past its maximum, send %s.previous with rollover: true.",
+			param, p.Current, p.Previous, param)
+	}
+	p.Usage = Usage(p.Previous, p.Current, p.Rollover)
+	return p, nil
+}
+
+// Usage is what a meter counted from previous to current. Across a
+// rollover the meter passed its maximum (9999, or 99999 on a five-digit
+// meter) and started again from zero.
+func Usage(previous, current Quantity, rollover bool) Quantity {
+	if !rollover {
+		return current - previous
+	}
+	return rolloverMax(previous) + 1000 - previous + current
+}
+
+func rolloverMax(previous Quantity) Quantity {
+	if previous > 9_999_000 {
+		return 99_999_000
+	}
+	return 9_999_000
+}
+
+// Meter kinds, one meter of each per room.
+const (
+	MeterElectricity = "electricity"
+	MeterWater       = "water"
+)
+
+// Meter is one of a room's two meters, with its latest recorded value.
+type Meter struct {
+	ID         string    `json:"id"`
+	Object     string    `json:"object"`
+	RoomID     string    `json:"room_id"`
+	PropertyID string    `json:"property_id"`
+	Kind       string    `json:"kind"`
+	Unit       string    `json:"unit"`
+	LastValue  *Quantity `json:"last_value"`
+	LastMonth  *string   `json:"last_month"`
+	CreatedAt  Time      `json:"created_at"`
+	UpdatedAt  Time      `json:"updated_at"`
+}

@@ -1,0 +1,218 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"rentapi/internal/rental"
+)
+
+const billColumns = `id, room_id, property_id, tenant_id, reading_id, month, status, rent, e_usage, e_rate, e_amount,
+	w_usage, w_rate, w_amount, w_billing, occupants, total, amount_paid, due_date, issued_at, paid_at, overdue_at, created_at, updated_at`
+
+func scanBill(sc interface{ Scan(...any) error }) (rental.Bill, error) {
+	b := rental.Bill{Object: "bill", Currency: rental.Currency}
+	var tenant sql.NullString
+	var issued, paid, overdue sql.NullInt64
+	var created, updated int64
+	e, w := &b.Electricity, &b.Water
+	err := sc.Scan(&b.ID, &b.RoomID, &b.PropertyID, &tenant, &b.ReadingID, &b.Month, &b.Status, &b.Rent, &e.Usage, &e.Rate, &e.Amount,
+		&w.Usage, &w.Rate, &w.Amount, &w.Billing, &w.Occupants, &b.Total, &b.AmountPaid, &b.DueDate, &issued, &paid, &overdue, &created, &updated)
+	if tenant.Valid {
+		b.TenantID = &tenant.String
+	}
+	b.IssuedAt, b.PaidAt, b.OverdueAt = optTime(issued), optTime(paid), optTime(overdue)
+	b.CreatedAt, b.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	return b, err
+}
+
+// GetBill returns a bill of the account's landlord.
+func (q *Queries) GetBill(ctx context.Context, acct *rental.Account, id string) (*rental.Bill, error) {
+	b, err := scanBill(q.c.QueryRowContext(ctx, `SELECT `+billColumns+` FROM bills WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("bill", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get bill: %w", err)
+	}
+	return &b, nil
+}
+
+// BillFilter narrows a bill list. CreatedAfter is inclusive and
+// CreatedBefore exclusive (Unix ms; nil when not given).
+type BillFilter struct {
+	PropertyID, RoomID, TenantID, Status string
+	MonthFilter
+	CreatedAfter, CreatedBefore *int64
+}
+
+// ListBills returns a page of the account's bills.
+func (q *Queries) ListBills(ctx context.Context, acct *rental.Account, f BillFilter, p Page) ([]rental.Bill, bool, error) {
+	w := scoped(`SELECT `+billColumns+` FROM bills WHERE landlord_id = $1`, acct.LandlordID).
+		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID).and("tenant_id = ?", f.TenantID).
+		and("status = ?", f.Status).months(f.MonthFilter).
+		and("created_at >= ?", f.CreatedAfter).and("created_at < ?", f.CreatedBefore)
+	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Bill, error) { return scanBill(r) })
+}
+
+// CreateBill bills a room's month from its recorded reading (409
+// reading_required without one; 409 resource_exists if billed already):
+// the room's rent, the reading's usage at its rates, due on the property's
+// due day of the next month. Issued unless issue is false (a draft).
+func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, month string, issue bool) (*rental.Bill, error) {
+	room, err := tx.GetRoom(ctx, acct, roomID)
+	if err != nil {
+		return nil, err
+	}
+	reading, err := tx.roomReading(ctx, acct, roomID, month)
+	if err != nil {
+		return nil, err
+	}
+	if reading == nil {
+		return nil, rental.Errorf(rental.KindConflict, "reading_required", "Room %s has no meter reading for %s; record it first (POST /v1/meter-readings).", room.Number, month)
+	}
+	if reading.BillID != nil {
+		return nil, exists("Room %s is billed for %s already.", room.Number, month, *reading.BillID)
+	}
+	prop, err := tx.GetProperty(ctx, acct, room.PropertyID)
+	if err != nil {
+		return nil, err
+	}
+	tenant, err := tx.currentTenant(ctx, acct, roomID)
+	if err != nil {
+		return nil, err
+	}
+	now := rental.Time{Time: tx.Now}
+	b := rental.Bill{ID: rental.NewID(rental.PrefixBill), Object: "bill", RoomID: room.ID, PropertyID: room.PropertyID, Month: month,
+		Status: rental.BillDraft, Currency: rental.Currency, Rent: room.MonthlyRent, ReadingID: reading.ID,
+		DueDate: rental.DueDate(month, prop.DueDay), CreatedAt: now, UpdatedAt: now}
+	b.Water.Occupants = 1
+	if tenant != nil {
+		b.TenantID, b.Water.Occupants = &tenant.ID, tenant.Occupants
+	}
+	if issue {
+		b.Status, b.IssuedAt = rental.BillIssued, &now
+	}
+	b.Price(*reading)
+	e, w := b.Electricity, b.Water
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO bills (id, landlord_id, property_id, room_id, tenant_id, reading_id, month, status, rent,
+			e_usage, e_rate, e_amount, w_usage, w_rate, w_amount, w_billing, occupants, total, due_date, issued_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21)`,
+		b.ID, acct.LandlordID, b.PropertyID, b.RoomID, b.TenantID, b.ReadingID, b.Month, b.Status, b.Rent,
+		e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount, w.Billing, w.Occupants, b.Total, b.DueDate, nullTime(b.IssuedAt), ms(tx.Now))
+	if isUniqueViolation(err) {
+		return nil, exists("Room %s is billed for %s already.", room.Number, month, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: create bill: %w", err)
+	}
+	return &b, tx.RecordEvent(ctx, acct, "bill.created", b)
+}
+
+// saveBill writes a bill's amounts and state and records bill.updated.
+func (tx *Tx) saveBill(ctx context.Context, acct *rental.Account, b *rental.Bill) error {
+	b.UpdatedAt = rental.Time{Time: tx.Now}
+	e, w := b.Electricity, b.Water
+	_, err := tx.c.ExecContext(ctx, `UPDATE bills SET status = $3, e_usage = $4, e_rate = $5, e_amount = $6, w_usage = $7, w_rate = $8,
+			w_amount = $9, total = $10, amount_paid = $11, issued_at = $12, paid_at = $13, overdue_at = $14, updated_at = $15
+		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, b.ID, b.Status, e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount,
+		b.Total, b.AmountPaid, nullTime(b.IssuedAt), nullTime(b.PaidAt), nullTime(b.OverdueAt), ms(tx.Now))
+	if err != nil {
+		return fmt.Errorf("store: update bill: %w", err)
+	}
+	return tx.RecordEvent(ctx, acct, "bill.updated", b)
+}
+
+// IssueBill moves a draft to issued; any other state is 409 invalid_state.
+func (tx *Tx) IssueBill(ctx context.Context, acct *rental.Account, id string) (*rental.Bill, error) {
+	b, err := tx.GetBill(ctx, acct, id)
+	if err != nil {
+		return nil, err
+	}
+	if b.Status != rental.BillDraft {
+		return nil, rental.Errorf(rental.KindConflict, "invalid_state", "Only a draft bill can be issued; this one is %s.", b.Status)
+	}
+	now := rental.Time{Time: tx.Now}
+	b.Status, b.IssuedAt = rental.BillIssued, &now
+	return b, tx.saveBill(ctx, acct, b)
+}
+
+// DeleteBill deletes a draft (records bill.deleted); any other state is 409
+// invalid_state.
+func (tx *Tx) DeleteBill(ctx context.Context, acct *rental.Account, id string) error {
+	b, err := tx.GetBill(ctx, acct, id)
+	if err != nil {
+		return err
+	}
+	if b.Status != rental.BillDraft {
+		return rental.Errorf(rental.KindConflict, "invalid_state", "Only a draft bill can be deleted; this one is %s.", b.Status)
+	}
+	if _, err := tx.c.ExecContext(ctx, `DELETE FROM bills WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id); err != nil {
+		return fmt.Errorf("store: delete bill: %w", err)
+	}
+	return tx.RecordEvent(ctx, acct, "bill.deleted", b)
+}
+
+// MarkOverdue turns every issued bill whose due date is before today (a
+// Thailand date, YYYY-MM-DD) overdue and records bill.overdue for each. The
+// conditional UPDATE is what makes it exactly once: of two processes
+// sweeping together, each bill changes in only one of them.
+func (tx *Tx) MarkOverdue(ctx context.Context, today string, limit int) (int, error) {
+	rows, err := tx.c.QueryContext(ctx, `UPDATE bills SET status = $1, overdue_at = $2, updated_at = $2
+		WHERE id IN (SELECT id FROM bills WHERE status = $3 AND due_date < $4 ORDER BY due_date LIMIT $5) AND status = $3
+		RETURNING landlord_id, id`, rental.BillOverdue, ms(tx.Now), rental.BillIssued, today, limit)
+	if err != nil {
+		return 0, fmt.Errorf("store: mark overdue: %w", err)
+	}
+	type marked struct{ landlord, id string }
+	var all []marked
+	for rows.Next() {
+		var m marked
+		if err := rows.Scan(&m.landlord, &m.id); err != nil {
+			rows.Close()
+			return 0, fmt.Errorf("store: mark overdue: %w", err)
+		}
+		all = append(all, m)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("store: mark overdue: %w", err)
+	}
+	for _, m := range all {
+		acct, err := tx.landlordAccount(ctx, m.landlord)
+		if err != nil {
+			return 0, err
+		}
+		b, err := tx.GetBill(ctx, acct, m.id)
+		if err != nil {
+			return 0, err
+		}
+		if err := tx.RecordEvent(ctx, acct, "bill.overdue", b); err != nil {
+			return 0, err
+		}
+	}
+	return len(all), nil
+}
+
+// landlordAccount is a stand-in account for work done on a landlord's data
+// outside any request (jobs): it carries the landlord and its mode.
+func (q *Queries) landlordAccount(ctx context.Context, landlordID string) (*rental.Account, error) {
+	a := &rental.Account{LandlordID: landlordID}
+	if err := q.c.QueryRowContext(ctx, `SELECT sandbox FROM landlords WHERE id = $1`, landlordID).Scan(&a.Sandbox); err != nil {
+		return nil, fmt.Errorf("store: landlord %s: %w", landlordID, err)
+	}
+	return a, nil
+}
+
+// ThailandDate is the date in Thailand at t, as YYYY-MM-DD.
+func ThailandDate(t time.Time) string { return t.In(rental.Bangkok).Format(time.DateOnly) }
+
+func nullTime(t *rental.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ms(t.Time)
+}

@@ -1,0 +1,257 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"rentapi/internal/rental"
+)
+
+const meterColumns = `id, room_id, property_id, kind,
+	(SELECT CASE WHEN meters.kind = 'electricity' THEN r.e_current ELSE r.w_current END FROM meter_readings r
+		WHERE r.room_id = meters.room_id ORDER BY r.month DESC LIMIT 1),
+	(SELECT MAX(r.month) FROM meter_readings r WHERE r.room_id = meters.room_id), created_at, updated_at`
+
+func scanMeter(sc interface{ Scan(...any) error }) (rental.Meter, error) {
+	m := rental.Meter{Object: "meter"}
+	var last sql.NullInt64
+	var month sql.NullString
+	var created, updated int64
+	err := sc.Scan(&m.ID, &m.RoomID, &m.PropertyID, &m.Kind, &last, &month, &created, &updated)
+	m.Unit = "kWh"
+	if m.Kind == rental.MeterWater {
+		m.Unit = "m3"
+	}
+	if last.Valid {
+		v := rental.Quantity(last.Int64)
+		m.LastValue = &v
+	}
+	if month.Valid {
+		m.LastMonth = &month.String
+	}
+	m.CreatedAt, m.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	return m, err
+}
+
+// GetMeter returns a meter of the account's landlord.
+func (q *Queries) GetMeter(ctx context.Context, acct *rental.Account, id string) (*rental.Meter, error) {
+	m, err := scanMeter(q.c.QueryRowContext(ctx, `SELECT `+meterColumns+` FROM meters WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("meter", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get meter: %w", err)
+	}
+	return &m, nil
+}
+
+// MeterFilter narrows a meter list.
+type MeterFilter struct {
+	PropertyID, RoomID, Kind string
+}
+
+// ListMeters returns a page of the account's meters.
+func (q *Queries) ListMeters(ctx context.Context, acct *rental.Account, f MeterFilter, p Page) ([]rental.Meter, bool, error) {
+	w := scoped(`SELECT `+meterColumns+` FROM meters WHERE landlord_id = $1`, acct.LandlordID).
+		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID).and("kind = ?", f.Kind)
+	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Meter, error) { return scanMeter(r) })
+}
+
+const readingColumns = `id, room_id, property_id, month, e_previous, e_current, e_rollover, e_rate,
+	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount,
+	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id), created_at, updated_at`
+
+func scanReading(sc interface{ Scan(...any) error }) (rental.Reading, error) {
+	r := rental.Reading{Object: "meter_reading", Currency: rental.Currency}
+	var flat sql.NullInt64
+	var bill sql.NullString
+	var created, updated int64
+	e, w := &r.Electricity, &r.Water
+	err := sc.Scan(&r.ID, &r.RoomID, &r.PropertyID, &r.Month, &e.Previous, &e.Current, &e.Rollover, &e.Rate,
+		&w.Previous, &w.Current, &w.Rollover, &w.Rate, &w.Billing, &flat, &bill, &created, &updated)
+	e.Usage, w.Usage = rental.Usage(e.Previous, e.Current, e.Rollover), rental.Usage(w.Previous, w.Current, w.Rollover)
+	if flat.Valid {
+		w.FlatAmount = &flat.Int64
+	}
+	if bill.Valid {
+		r.BillID = &bill.String
+	}
+	r.CreatedAt, r.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	return r, err
+}
+
+// GetReading returns a reading of the account's landlord.
+func (q *Queries) GetReading(ctx context.Context, acct *rental.Account, id string) (*rental.Reading, error) {
+	r, err := scanReading(q.c.QueryRowContext(ctx, `SELECT `+readingColumns+` FROM meter_readings WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("meter reading", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get reading: %w", err)
+	}
+	return &r, nil
+}
+
+// roomReading returns the reading of a room and month, or nil.
+func (q *Queries) roomReading(ctx context.Context, acct *rental.Account, roomID, month string) (*rental.Reading, error) {
+	r, err := scanReading(q.c.QueryRowContext(ctx, `SELECT `+readingColumns+` FROM meter_readings
+		WHERE landlord_id = $1 AND room_id = $2 AND month = $3`, acct.LandlordID, roomID, month))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: room reading: %w", err)
+	}
+	return &r, nil
+}
+
+// MonthFilter narrows a list by month: one month, or an inclusive range.
+type MonthFilter struct {
+	Month, From, To string
+}
+
+func (w *where) months(f MonthFilter) *where {
+	return w.and("month = ?", f.Month).and("month >= ?", f.From).and("month <= ?", f.To)
+}
+
+// ReadingFilter narrows a reading list.
+type ReadingFilter struct {
+	PropertyID, RoomID string
+	MonthFilter
+}
+
+// ListReadings returns a page of the account's readings.
+func (q *Queries) ListReadings(ctx context.Context, acct *rental.Account, f ReadingFilter, p Page) ([]rental.Reading, bool, error) {
+	w := scoped(`SELECT `+readingColumns+` FROM meter_readings WHERE landlord_id = $1`, acct.LandlordID).
+		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID).months(f.MonthFilter)
+	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Reading, error) { return scanReading(r) })
+}
+
+// ReadingInput is a reading body.
+type ReadingInput struct {
+	RoomID      string
+	Month       string
+	Electricity rental.PartInput
+	Water       rental.PartInput
+}
+
+// CreateReading records a room's meters for a month, at the property's
+// current rates (kept with the reading: later rate changes do not touch
+// it). Previous values default to the room's latest earlier reading, or 0.
+// A second reading of the month is 409 resource_exists naming the first.
+func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in ReadingInput) (*rental.Reading, error) {
+	room, err := tx.GetRoom(ctx, acct, in.RoomID)
+	if err != nil {
+		return nil, err
+	}
+	prop, err := tx.GetProperty(ctx, acct, room.PropertyID)
+	if err != nil {
+		return nil, err
+	}
+	if old, err := tx.roomReading(ctx, acct, room.ID, in.Month); err != nil || old != nil {
+		if err != nil {
+			return nil, err
+		}
+		return nil, exists("A reading for room %s in %s exists already.", room.Number, in.Month, old.ID)
+	}
+	var ePrev, wPrev rental.Quantity
+	err = tx.c.QueryRowContext(ctx, `SELECT e_current, w_current FROM meter_readings WHERE landlord_id = $1 AND room_id = $2 AND month < $3
+		ORDER BY month DESC LIMIT 1`, acct.LandlordID, room.ID, in.Month).Scan(&ePrev, &wPrev)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("store: previous reading: %w", err)
+	}
+	r := rental.Reading{ID: rental.NewID(rental.PrefixReading), Object: "meter_reading", RoomID: room.ID, PropertyID: room.PropertyID,
+		Month: in.Month, Currency: rental.Currency, CreatedAt: rental.Time{Time: tx.Now}, UpdatedAt: rental.Time{Time: tx.Now}}
+	if r.Electricity, err = rental.Measure("electricity", in.Electricity, ePrev, prop.ElectricityRate); err != nil {
+		return nil, err
+	}
+	if r.Water.ReadingPart, err = rental.Measure("water", in.Water, wPrev, prop.WaterRate); err != nil {
+		return nil, err
+	}
+	r.Water.Billing, r.Water.FlatAmount = prop.WaterBilling, prop.WaterFlatAmount
+	e, w := r.Electricity, r.Water
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month,
+			e_previous, e_current, e_rollover, e_rate, w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`,
+		r.ID, acct.LandlordID, r.PropertyID, r.RoomID, r.Month, e.Previous, e.Current, e.Rollover, e.Rate,
+		w.Previous, w.Current, w.Rollover, w.Rate, w.Billing, w.FlatAmount, ms(tx.Now))
+	if isUniqueViolation(err) {
+		return nil, exists("A reading for room %s in %s exists already.", room.Number, in.Month, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: create reading: %w", err)
+	}
+	return &r, tx.RecordEvent(ctx, acct, "meter.reading.created", r)
+}
+
+// exists is 409 resource_exists naming the object that is already there.
+func exists(format, number, month, id string) error {
+	e := rental.Errorf(rental.KindConflict, "resource_exists", format, number, month)
+	e.ResourceID = id
+	return e
+}
+
+// CorrectReading changes a month's meter values. The month's bill, unless
+// paid (409 bill_already_paid), is recalculated in the same transaction
+// with its status unchanged. Records meter.reading.updated (and
+// bill.updated).
+func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id string, electricity, water rental.PartInput) (*rental.Reading, error) {
+	r, err := tx.GetReading(ctx, acct, id)
+	if err != nil {
+		return nil, err
+	}
+	var bill *rental.Bill
+	if r.BillID != nil {
+		if bill, err = tx.GetBill(ctx, acct, *r.BillID); err != nil {
+			return nil, err
+		}
+		if bill.Status == rental.BillPaid {
+			e := rental.Errorf(rental.KindConflict, "bill_already_paid", "The bill of %s is paid; its reading can no longer be corrected.", r.Month)
+			e.ResourceID = bill.ID
+			return nil, e
+		}
+	}
+	correct := func(param string, part *rental.ReadingPart, in rental.PartInput) error {
+		if !in.Set {
+			return nil
+		}
+		if !in.Current.Set {
+			in.Current = rental.Of(part.Current)
+		}
+		if !in.Rollover.Set {
+			in.Rollover = rental.Of(part.Rollover)
+		}
+		if !in.Previous.Set && in.Rollover.Value {
+			in.Previous = rental.Of(part.Previous) // the recorded previous counts as given
+		}
+		next, err := rental.Measure(param, in, part.Previous, part.Rate)
+		*part = next
+		return err
+	}
+	if err := correct("electricity", &r.Electricity, electricity); err != nil {
+		return nil, err
+	}
+	if err := correct("water", &r.Water.ReadingPart, water); err != nil {
+		return nil, err
+	}
+	r.UpdatedAt = rental.Time{Time: tx.Now}
+	e, w := r.Electricity, r.Water
+	_, err = tx.c.ExecContext(ctx, `UPDATE meter_readings SET e_previous = $3, e_current = $4, e_rollover = $5,
+			w_previous = $6, w_current = $7, w_rollover = $8, updated_at = $9
+		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id, e.Previous, e.Current, e.Rollover, w.Previous, w.Current, w.Rollover, ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: correct reading: %w", err)
+	}
+	if err := tx.RecordEvent(ctx, acct, "meter.reading.updated", r); err != nil {
+		return nil, err
+	}
+	if bill != nil {
+		bill.Price(*r)
+		if err := tx.saveBill(ctx, acct, bill); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"rentapi/internal/rental"
+)
+
+const tenantColumns = `id, room_id, property_id, name, phone, email, chat_enabled, chat_registered, occupants,
+	moved_in_at, moved_out_at, created_at, updated_at`
+
+func scanTenant(sc interface{ Scan(...any) error }) (rental.Tenant, error) {
+	t := rental.Tenant{Object: "tenant"}
+	var email sql.NullString
+	var in, created, updated int64
+	var out sql.NullInt64
+	err := sc.Scan(&t.ID, &t.RoomID, &t.PropertyID, &t.Name, &t.Phone, &email, &t.ChatEnabled, &t.ChatRegistered, &t.Occupants,
+		&in, &out, &created, &updated)
+	if email.Valid {
+		t.Email = &email.String
+	}
+	t.MovedInAt, t.MovedOutAt = rental.UnixMilli(in), optTime(out)
+	t.CreatedAt, t.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	return t, err
+}
+
+// GetTenant returns a tenant (current or moved out) of the account's landlord.
+func (q *Queries) GetTenant(ctx context.Context, acct *rental.Account, id string) (*rental.Tenant, error) {
+	t, err := scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("tenant", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get tenant: %w", err)
+	}
+	return &t, nil
+}
+
+// currentTenant returns the room's tenant, or nil when it has none.
+func (q *Queries) currentTenant(ctx context.Context, acct *rental.Account, roomID string) (*rental.Tenant, error) {
+	t, err := scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants
+		WHERE landlord_id = $1 AND room_id = $2 AND moved_out_at IS NULL`, acct.LandlordID, roomID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: current tenant: %w", err)
+	}
+	return &t, nil
+}
+
+// TenantFilter narrows a tenant list; without MovedOut only current tenants
+// are listed.
+type TenantFilter struct {
+	PropertyID string
+	RoomID     string
+	MovedOut   bool
+}
+
+// ListTenants returns a page of the account's tenants.
+func (q *Queries) ListTenants(ctx context.Context, acct *rental.Account, f TenantFilter, p Page) ([]rental.Tenant, bool, error) {
+	w := scoped(`SELECT `+tenantColumns+` FROM tenants WHERE landlord_id = $1`, acct.LandlordID).
+		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID)
+	if !f.MovedOut {
+		w.sql += " AND moved_out_at IS NULL"
+	}
+	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Tenant, error) { return scanTenant(r) })
+}
+
+// MoveIn puts a tenant in a room without one (else 409 room_occupied); the
+// room becomes occupied. Records tenant.created and room.updated.
+func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t rental.Tenant) (*rental.Tenant, error) {
+	room, err := tx.GetRoom(ctx, acct, roomID)
+	if err != nil {
+		return nil, err
+	}
+	occupied := rental.Errorf(rental.KindConflict, "room_occupied", "Room %s already has a tenant.", room.Number)
+	if room.TenantID != nil {
+		occupied.ResourceID = *room.TenantID
+		return nil, occupied
+	}
+	t.ID, t.RoomID, t.PropertyID = rental.NewID(rental.PrefixTenant), room.ID, room.PropertyID
+	t.CreatedAt, t.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO tenants (id, landlord_id, property_id, room_id, name, phone, email, chat_enabled, occupants,
+			moved_in_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+		t.ID, acct.LandlordID, t.PropertyID, t.RoomID, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(t.MovedInAt.Time), ms(tx.Now))
+	if isUniqueViolation(err) {
+		return nil, occupied
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: move in: %w", err)
+	}
+	if err := tx.RecordEvent(ctx, acct, "tenant.created", t); err != nil {
+		return nil, err
+	}
+	room.Status, room.TenantID = rental.RoomOccupied, &t.ID
+	return &t, tx.saveRoom(ctx, acct, room)
+}
+
+// MoveOut ends the room's tenancy: the tenant record stays with
+// moved_out_at set, the room becomes vacant. Records tenant.deleted and
+// room.updated.
+func (tx *Tx) MoveOut(ctx context.Context, acct *rental.Account, roomID string) (*rental.Tenant, error) {
+	room, err := tx.GetRoom(ctx, acct, roomID)
+	if err != nil {
+		return nil, err
+	}
+	t, err := tx.currentTenant(ctx, acct, roomID)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, rental.Errorf(rental.KindNotFound, "resource_not_found", "Room %s has no tenant.", room.Number)
+	}
+	out := rental.Time{Time: tx.Now}
+	t.MovedOutAt, t.UpdatedAt = &out, out
+	if _, err := tx.c.ExecContext(ctx, `UPDATE tenants SET moved_out_at = $3, updated_at = $3 WHERE landlord_id = $1 AND id = $2`,
+		acct.LandlordID, t.ID, ms(tx.Now)); err != nil {
+		return nil, fmt.Errorf("store: move out: %w", err)
+	}
+	if err := tx.RecordEvent(ctx, acct, "tenant.deleted", t); err != nil {
+		return nil, err
+	}
+	room.Status, room.TenantID = rental.RoomVacant, nil
+	return t, tx.saveRoom(ctx, acct, room)
+}
+
+// UpdateTenant changes contact details, chat setting or occupants, and
+// records tenant.updated when anything changed.
+func (tx *Tx) UpdateTenant(ctx context.Context, acct *rental.Account, id string, c rental.TenantChange) (*rental.Tenant, error) {
+	t, err := tx.GetTenant(ctx, acct, id)
+	if err != nil {
+		return nil, err
+	}
+	before := *t
+	if err := t.Apply(c); err != nil {
+		return nil, err
+	}
+	sameEmail := (before.Email == nil) == (t.Email == nil) && (t.Email == nil || *before.Email == *t.Email)
+	if before.Name == t.Name && before.Phone == t.Phone && sameEmail && before.ChatEnabled == t.ChatEnabled && before.Occupants == t.Occupants {
+		return t, nil
+	}
+	t.UpdatedAt = rental.Time{Time: tx.Now}
+	_, err = tx.c.ExecContext(ctx, `UPDATE tenants SET name = $3, phone = $4, email = $5, chat_enabled = $6, occupants = $7, updated_at = $8
+		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: update tenant: %w", err)
+	}
+	return t, tx.RecordEvent(ctx, acct, "tenant.updated", t)
+}
