@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"rentapi/internal/rental"
@@ -25,21 +26,11 @@ var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
 	"The API key is missing, malformed, unknown, expired or revoked. Send it as 'Authorization: Bearer <key>'.")
 
 // authenticate runs the checks of the Authentication section in their order:
-// the key (never from the URL), its developer and application, the account
+// the key, its developer and application, the account
 // (sandbox for test keys, bound or selected for live keys, an active link),
 // then computes the usable scopes. Failed keys count against the client's
 // address. It sets X-SERVICE-Mode as soon as the key is known.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, error) {
-	for name, values := range r.URL.Query() {
-		keyish := name == "api_key"
-		for _, v := range values {
-			keyish = keyish || strings.HasPrefix(v, rental.KeyPrefixTest) || strings.HasPrefix(v, rental.KeyPrefixLive)
-		}
-		if keyish {
-			return nil, rental.Errorf(rental.KindInvalid, "api_key_in_query",
-				"API keys must be sent in the Authorization header, never in the URL. Treat this key as exposed and rotate it.")
-		}
-	}
 	ip := clientIP(r)
 	now := s.now()
 	if wait, blocked := s.limits.blocked(r.Context(), ip, now); blocked {
@@ -71,6 +62,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, 
 	acctID, err := selectAccount(owner, r.Header.Get(accountHeader))
 	if err != nil {
 		return nil, err
+	}
+	if !validID(acctID) {
+		return nil, rental.Errorf(rental.KindForbidden, "account_not_connected", "The account named in %s is not connected to this application.", accountHeader)
 	}
 	acct, err := s.db.Read().GetAccount(r.Context(), owner.App.ID, acctID)
 	if rental.IsNotFound(err) || (err == nil && acct.Sandbox != (k.Mode == rental.ModeTest)) {
@@ -124,4 +118,22 @@ func selectAccount(o *store.KeyOwner, header string) (string, error) {
 	default:
 		return header, nil
 	}
+}
+
+// keyInURL reports whether the URL carries something that looks like an API
+// key: a parameter named like one, or any name or value holding a key
+// prefix. Such a key must be treated as exposed.
+func keyInURL(u *url.URL) bool {
+	for name, values := range u.Query() {
+		switch strings.ToLower(name) {
+		case "api_key", "apikey", "api-key", "access_token", "key", "secret_key":
+			return true
+		}
+		for _, v := range append(values, name) {
+			if strings.Contains(v, rental.KeyPrefixTest) || strings.Contains(v, rental.KeyPrefixLive) {
+				return true
+			}
+		}
+	}
+	return false
 }

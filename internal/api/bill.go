@@ -14,7 +14,7 @@ func (s *Server) createBill(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	room, err := required(f, "room_id")
+	room, err := requiredID(f, "room_id", "room")
 	if err != nil {
 		return 0, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"rentapi/internal/rental"
@@ -169,6 +170,16 @@ func required(f fields, name string) (string, error) {
 	return v.Value, nil
 }
 
+// requiredID reads a required ID field; one that cannot be an ID of ours
+// names no object (404).
+func requiredID(f fields, name, what string) (string, error) {
+	id, err := required(f, name)
+	if err == nil && !validID(id) {
+		return "", rental.NotFound(what, strings.ToValidUTF8(id, "?"))
+	}
+	return id, err
+}
+
 // Query parameters of lists.
 
 func queryEnum(q url.Values, name string, values ...string) (string, error) {
@@ -201,7 +212,7 @@ func queryTime(q url.Values, name string) (*int64, error) {
 // queryID reads an ID filter; any string up to 64 characters (an unknown ID
 // simply matches nothing).
 func queryID(q url.Values, name string) (string, error) {
-	if len(q.Get(name)) > 64 || (q.Has(name) && q.Get(name) == "") {
+	if q.Has(name) && !validID(q.Get(name)) {
 		return "", rental.Invalid(name, "%s must be an ID.", name)
 	}
 	return q.Get(name), nil

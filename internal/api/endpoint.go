@@ -9,9 +9,11 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"rentapi/internal/rental"
@@ -84,6 +86,10 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 			s.writeError(w, r, err)
 			return
 		}
+		if err := checkPathIDs(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		c := &call{r: r, ctx: r.Context(), caller: cl}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			c.q = s.db.Read()
@@ -117,6 +123,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 	key, keyed := r.Header["Idempotency-Key"]
 	var ik store.IdempotencyKey
 	var token int64
+	done := true // false while a claimed key awaits its response
 	if keyed {
 		if len(key) != 1 || !validIdempotencyKey(key[0]) {
 			s.writeError(w, r, rental.Errorf(rental.KindInvalid, "invalid_idempotency_key",
@@ -145,12 +152,19 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 		}
 		token = tok
 		w.Header().Set("Idempotent-Replayed", "false")
+		done = false
+		defer func() {
+			if !done { // a panic: give the key back so a retry can run now
+				s.db.ReleaseIdempotency(context.WithoutCancel(c.ctx), ik, token)
+			}
+		}()
 	}
 	var keep func(*store.Tx, response) error
 	if keyed {
 		keep = func(tx *store.Tx, resp response) error { return tx.CompleteIdempotency(c.ctx, ik, token, stored(resp)) }
 	}
 	resp := s.transact(c, h, keep)
+	done = true
 	if keyed && resp.status >= 500 {
 		if err := s.db.ReleaseIdempotency(context.WithoutCancel(c.ctx), ik, token); err != nil {
 			s.log.ErrorContext(c.ctx, "idempotency release", "request_id", requestID(c.ctx), "error", err.Error())
@@ -195,7 +209,7 @@ func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response)
 // stored turns a response into its stored form: status, body, and the
 // headers that describe the body.
 func stored(resp response) store.StoredResponse {
-	h, _ := json.Marshal(map[string]string{"Content-Type": resp.header.Get("Content-Type")})
+	h, _ := json.Marshal(map[string]string{"Content-Type": resp.header.Get("Content-Type"), "Retry-After": resp.header.Get("Retry-After")})
 	return store.StoredResponse{Status: resp.status, Header: string(h), Body: resp.body}
 }
 
@@ -269,8 +283,37 @@ func checkQuery(r *http.Request, allowed []string) error {
 		if len(q[name]) > 1 {
 			return rental.Invalid(name, "Query parameter '%s' was given more than once.", name)
 		}
+		if v := q.Get(name); !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
+			return rental.Invalid(name, "Query parameter '%s' must be text without control characters.", name)
+		}
 	}
 	return nil
+}
+
+// checkPathIDs answers 404 for a path ID that cannot be one of ours (IDs are
+// [a-z0-9_], at most 64 characters), before it reaches a query.
+func checkPathIDs(r *http.Request) error {
+	for _, m := range pathWildcard.FindAllStringSubmatch(r.Pattern, -1) {
+		if id := r.PathValue(m[1]); !validID(id) {
+			return rental.Errorf(rental.KindNotFound, "resource_not_found", "No such object: '%s'.", strings.ToValidUTF8(id, "?"))
+		}
+	}
+	return nil
+}
+
+var pathWildcard = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// validID reports whether s has the shape of an ID of ours.
+func validID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // enter takes a place among the requests being served, waiting up to the

@@ -67,7 +67,7 @@ func (s *Server) createReading(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	var in store.ReadingInput
-	if in.RoomID, err = required(f, "room_id"); err != nil {
+	if in.RoomID, err = requiredID(f, "room_id", "room"); err != nil {
 		return 0, nil, err
 	}
 	month, err := required(f, "month")

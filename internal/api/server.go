@@ -110,6 +110,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"status", sw.status, "duration_ms", time.Since(start).Milliseconds(), "remote", clientIP(r),
 			"application_id", info.applicationID, "account_id", info.accountID)
 	}()
+	if keyInURL(r.URL) {
+		s.writeError(sw, r, rental.Errorf(rental.KindInvalid, "api_key_in_query",
+			"API keys must be sent in the Authorization header, never in the URL. Treat this key as exposed and roll it."))
+		return
+	}
 	if h, pattern := s.mux.Handler(r); pattern == "" {
 		probe := &statusWriter{ResponseWriter: discardWriter{h: http.Header{}}}
 		h.ServeHTTP(probe, r)

@@ -150,5 +150,5 @@ func (s *Server) quota(ctx context.Context, h http.Header, c *caller, now time.T
 // in test mode every request not refused with 429 counts towards the daily
 // limit (and is never billed).
 func billable(status int) bool {
-	return status < 500 && status != http.StatusUnauthorized && status != http.StatusTooManyRequests
+	return status >= 200 && status < 500 && status != http.StatusUnauthorized && status != http.StatusTooManyRequests
 }

@@ -128,6 +128,9 @@ func (tx *Tx) saveBill(ctx context.Context, acct *rental.Account, b *rental.Bill
 
 // IssueBill moves a draft to issued; any other state is 409 invalid_state.
 func (tx *Tx) IssueBill(ctx context.Context, acct *rental.Account, id string) (*rental.Bill, error) {
+	if err := tx.lock(ctx, "bills", "bill", acct.LandlordID, id); err != nil {
+		return nil, err
+	}
 	b, err := tx.GetBill(ctx, acct, id)
 	if err != nil {
 		return nil, err
@@ -143,6 +146,9 @@ func (tx *Tx) IssueBill(ctx context.Context, acct *rental.Account, id string) (*
 // DeleteBill deletes a draft (records bill.deleted); any other state is 409
 // invalid_state.
 func (tx *Tx) DeleteBill(ctx context.Context, acct *rental.Account, id string) error {
+	if err := tx.lock(ctx, "bills", "bill", acct.LandlordID, id); err != nil {
+		return err
+	}
 	b, err := tx.GetBill(ctx, acct, id)
 	if err != nil {
 		return err

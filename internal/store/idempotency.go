@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"rentapi/internal/rental"
 )
 
 // Idempotency timings: how long a response is kept, and how long a request
@@ -120,7 +122,9 @@ func (tx *Tx) CompleteIdempotency(ctx context.Context, k IdempotencyKey, token i
 		return fmt.Errorf("store: idempotency complete: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return errors.New("store: idempotency claim lost to a later retry")
+		// This request ran past IdempotencyStale and a retry took the key over:
+		// the retry's answer is the one that counts.
+		return rental.Errorf(rental.KindConflict, "idempotency_in_progress", "A retry with this Idempotency-Key took over this request; its result is the one kept.")
 	}
 	return nil
 }

@@ -82,6 +82,9 @@ func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental
 // UpdateProperty applies a change to a property and records
 // property.updated when anything changed.
 func (tx *Tx) UpdateProperty(ctx context.Context, acct *rental.Account, id string, c rental.PropertyChange) (*rental.Property, error) {
+	if err := tx.lock(ctx, "properties", "property", acct.LandlordID, id); err != nil {
+		return nil, err
+	}
 	p, err := tx.GetProperty(ctx, acct, id)
 	if err != nil {
 		return nil, err
@@ -118,6 +121,9 @@ func sameProperty(a, b rental.Property) bool {
 // DeleteProperty removes an empty property and records property.deleted
 // with its last state; a property with rooms is 409 property_not_empty.
 func (tx *Tx) DeleteProperty(ctx context.Context, acct *rental.Account, id string) error {
+	if err := tx.lock(ctx, "properties", "property", acct.LandlordID, id); err != nil {
+		return err
+	}
 	p, err := tx.GetProperty(ctx, acct, id)
 	if err != nil {
 		return err

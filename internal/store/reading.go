@@ -198,12 +198,18 @@ func exists(format, number, month, id string) error {
 // with its status unchanged. Records meter.reading.updated (and
 // bill.updated).
 func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id string, electricity, water rental.PartInput) (*rental.Reading, error) {
+	if err := tx.lock(ctx, "meter_readings", "meter reading", acct.LandlordID, id); err != nil {
+		return nil, err
+	}
 	r, err := tx.GetReading(ctx, acct, id)
 	if err != nil {
 		return nil, err
 	}
 	var bill *rental.Bill
 	if r.BillID != nil {
+		if err := tx.lock(ctx, "bills", "bill", acct.LandlordID, *r.BillID); err != nil {
+			return nil, err
+		}
 		if bill, err = tx.GetBill(ctx, acct, *r.BillID); err != nil {
 			return nil, err
 		}

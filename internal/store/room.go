@@ -57,8 +57,8 @@ func (q *Queries) ListRooms(ctx context.Context, acct *rental.Account, f RoomFil
 // meters, within the plan's room limit, and records room.created. A number
 // already used in the property is 409 room_number_taken.
 func (tx *Tx) CreateRoom(ctx context.Context, acct *rental.Account, r rental.Room) (*rental.Room, error) {
-	if _, err := tx.GetProperty(ctx, acct, r.PropertyID); err != nil {
-		return nil, err
+	if err := tx.lock(ctx, "properties", "property", acct.LandlordID, r.PropertyID); err != nil {
+		return nil, err // locked so that the property cannot be deleted under the new room
 	}
 	if err := tx.lockLandlord(ctx, acct); err != nil {
 		return nil, err
@@ -106,6 +106,9 @@ func numberTaken(number string) error {
 // UpdateRoom changes a room's rent, floor or status and records
 // room.updated when anything changed.
 func (tx *Tx) UpdateRoom(ctx context.Context, acct *rental.Account, id string, c rental.RoomChange) (*rental.Room, error) {
+	if err := tx.lock(ctx, "rooms", "room", acct.LandlordID, id); err != nil {
+		return nil, err
+	}
 	r, err := tx.GetRoom(ctx, acct, id)
 	if err != nil {
 		return nil, err
@@ -136,6 +139,9 @@ func (tx *Tx) saveRoom(ctx context.Context, acct *rental.Account, r *rental.Room
 // room with a tenant is 409 room_occupied; with bills past draft, 409
 // room_has_bills (they are the landlord's records).
 func (tx *Tx) DeleteRoom(ctx context.Context, acct *rental.Account, id string) error {
+	if err := tx.lock(ctx, "rooms", "room", acct.LandlordID, id); err != nil {
+		return err
+	}
 	r, err := tx.GetRoom(ctx, acct, id)
 	if err != nil {
 		return err

@@ -23,6 +23,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"modernc.org/sqlite"
+
+	"rentapi/internal/rental"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -196,6 +198,22 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
+// lock takes the row lock of one of the landlord's objects before a
+// read-modify-write: on PostgreSQL two concurrent updates would otherwise
+// both read the old row and one change would be lost (SQLite's single
+// writer needs no lock, and the statement costs it nothing). It is also the
+// existence check: a missing row is not found.
+func (tx *Tx) lock(ctx context.Context, table, what string, landlordID, id string) error {
+	res, err := tx.c.ExecContext(ctx, `UPDATE `+table+` SET updated_at = updated_at WHERE landlord_id = $1 AND id = $2`, landlordID, id)
+	if err != nil {
+		return fmt.Errorf("store: lock %s: %w", what, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return rental.NotFound(what, id)
+	}
+	return nil
+}
+
 // isUniqueViolation reports whether err is a unique-constraint failure: the
 // one place that knows both engines' error codes.
 func isUniqueViolation(err error) bool {
@@ -231,6 +249,7 @@ func (db *DB) Read() *Queries { return &Queries{c: db.read} }
 type Tx struct {
 	Queries
 	tx        *sql.Tx
+	conn      *sql.Conn
 	db        *DB
 	Now       time.Time
 	lastEvent int64
@@ -238,18 +257,36 @@ type Tx struct {
 	quiet bool
 }
 
+// WriteWait is how long a write waits for the database before it is
+// answered 503: the spec's wait when overloaded.
+const WriteWait = 10 * time.Second
+
 // Begin starts a write transaction. On SQLite it takes the write lock at once
-// (BEGIN IMMEDIATE), so a transaction never fails half way on a busy lock.
+// (BEGIN IMMEDIATE), so a transaction never fails half way on a busy lock;
+// waiting for the one write connection is bounded by WriteWait.
 func (db *DB) Begin(ctx context.Context) (*Tx, error) {
-	tx, err := db.write.BeginTx(ctx, nil)
+	wait, cancel := context.WithTimeout(ctx, WriteWait)
+	conn, err := db.write.Conn(wait)
+	cancel()
+	if errors.Is(err, context.DeadlineExceeded) {
+		e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is overloaded; retry after the time in Retry-After.")
+		e.RetryAfter = 1
+		return nil, e
+	}
 	if err != nil {
 		return nil, fmt.Errorf("store: begin: %w", err)
 	}
-	return &Tx{Queries: Queries{c: tx}, tx: tx, db: db, Now: db.now().UTC()}, nil
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("store: begin: %w", err)
+	}
+	return &Tx{Queries: Queries{c: tx}, tx: tx, conn: conn, db: db, Now: db.now().UTC()}, nil
 }
 
 // Commit commits the transaction.
 func (tx *Tx) Commit() error {
+	defer tx.conn.Close()
 	if err := tx.tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
@@ -259,6 +296,7 @@ func (tx *Tx) Commit() error {
 // Rollback abandons the transaction; after Commit it does nothing.
 func (tx *Tx) Rollback() error {
 	err := tx.tx.Rollback()
+	tx.conn.Close()
 	if errors.Is(err, sql.ErrTxDone) {
 		return nil
 	}

@@ -73,6 +73,9 @@ func (q *Queries) ListTenants(ctx context.Context, acct *rental.Account, f Tenan
 // MoveIn puts a tenant in a room without one (else 409 room_occupied); the
 // room becomes occupied. Records tenant.created and room.updated.
 func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t rental.Tenant) (*rental.Tenant, error) {
+	if err := tx.lock(ctx, "rooms", "room", acct.LandlordID, roomID); err != nil {
+		return nil, err
+	}
 	room, err := tx.GetRoom(ctx, acct, roomID)
 	if err != nil {
 		return nil, err
@@ -105,6 +108,9 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 // moved_out_at set, the room becomes vacant. Records tenant.deleted and
 // room.updated.
 func (tx *Tx) MoveOut(ctx context.Context, acct *rental.Account, roomID string) (*rental.Tenant, error) {
+	if err := tx.lock(ctx, "rooms", "room", acct.LandlordID, roomID); err != nil {
+		return nil, err
+	}
 	room, err := tx.GetRoom(ctx, acct, roomID)
 	if err != nil {
 		return nil, err
@@ -132,6 +138,9 @@ func (tx *Tx) MoveOut(ctx context.Context, acct *rental.Account, roomID string) 
 // UpdateTenant changes contact details, chat setting or occupants, and
 // records tenant.updated when anything changed.
 func (tx *Tx) UpdateTenant(ctx context.Context, acct *rental.Account, id string, c rental.TenantChange) (*rental.Tenant, error) {
+	if err := tx.lock(ctx, "tenants", "tenant", acct.LandlordID, id); err != nil {
+		return nil, err
+	}
 	t, err := tx.GetTenant(ctx, acct, id)
 	if err != nil {
 		return nil, err
