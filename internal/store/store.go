@@ -24,8 +24,8 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"modernc.org/sqlite"
 
-	"rentapi/internal/rental"
 	sqlite3 "modernc.org/sqlite/lib"
+	"rentapi/internal/rental"
 )
 
 // Engine names the database behind a DB.
