@@ -70,13 +70,12 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 			s.writeError(w, r, err)
 			return
 		}
-		sw := &statusWriter{ResponseWriter: w}
-		w = sw
-		defer func() {
-			if billable(sw.status) {
+		// Counted as the status is written, before the client can send its next request.
+		w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
+			if billable(status) {
 				s.meter.add(counter, now)
 			}
-		}()
+		}}
 		if scope != "" && !cl.scopes.Has(scope) {
 			s.writeError(w, r, &rental.Error{Kind: rental.KindForbidden, Code: "insufficient_scope", Scope: string(scope),
 				Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."})
@@ -183,6 +182,9 @@ func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response)
 		return renderError(c.ctx, s.log, err)
 	}
 	defer tx.Rollback()
+	if err := tx.Claim(c.ctx, c.acct()); err != nil {
+		return renderError(c.ctx, s.log, err)
+	}
 	c.tx, c.q = tx, &tx.Queries
 	resp := s.run(c, h)
 	if resp.status >= 500 {

@@ -149,22 +149,26 @@ func info(ctx context.Context) *requestInfo {
 
 func requestID(ctx context.Context) string { return info(ctx).id }
 
-// statusWriter remembers the status written, for the log.
+// statusWriter remembers the status written, for the log and the meter.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status   int
+	onStatus func(int) // called once, before the status is sent
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
+		if w.onStatus != nil {
+			w.onStatus(code)
+		}
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
 }

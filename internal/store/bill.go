@@ -162,37 +162,57 @@ func (tx *Tx) DeleteBill(ctx context.Context, acct *rental.Account, id string) e
 	return tx.RecordEvent(ctx, acct, "bill.deleted", b)
 }
 
-// MarkOverdue turns every issued bill whose due date is before today (a
-// Thailand date, YYYY-MM-DD) overdue and records bill.overdue for each. The
-// conditional UPDATE is what makes it exactly once: of two processes
-// sweeping together, each bill changes in only one of them.
-func (tx *Tx) MarkOverdue(ctx context.Context, today string, limit int) (int, error) {
+// OverdueLandlords lists the landlords with issued bills due before today
+// (a Thailand date, YYYY-MM-DD).
+func (q *Queries) OverdueLandlords(ctx context.Context, today string) ([]string, error) {
+	rows, err := q.c.QueryContext(ctx, `SELECT DISTINCT landlord_id FROM bills WHERE status = $1 AND due_date < $2`, rental.BillIssued, today)
+	if err != nil {
+		return nil, fmt.Errorf("store: overdue landlords: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: overdue landlords: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// MarkOverdue turns a landlord's issued bills due before today overdue and
+// records bill.overdue for each. The conditional UPDATE makes it exactly
+// once: of two processes sweeping together, each bill changes in only one.
+func (tx *Tx) MarkOverdue(ctx context.Context, landlordID, today string) (int, error) {
+	acct, err := tx.landlordAccount(ctx, landlordID)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return 0, err
+	}
 	rows, err := tx.c.QueryContext(ctx, `UPDATE bills SET status = $1, overdue_at = $2, updated_at = $2
-		WHERE id IN (SELECT id FROM bills WHERE status = $3 AND due_date < $4 ORDER BY due_date LIMIT $5) AND status = $3
-		RETURNING landlord_id, id`, rental.BillOverdue, ms(tx.Now), rental.BillIssued, today, limit)
+		WHERE landlord_id = $3 AND status = $4 AND due_date < $5 RETURNING id`,
+		rental.BillOverdue, ms(tx.Now), landlordID, rental.BillIssued, today)
 	if err != nil {
 		return 0, fmt.Errorf("store: mark overdue: %w", err)
 	}
-	type marked struct{ landlord, id string }
-	var all []marked
+	var ids []string
 	for rows.Next() {
-		var m marked
-		if err := rows.Scan(&m.landlord, &m.id); err != nil {
+		var id string
+		if err := rows.Scan(&id); err != nil {
 			rows.Close()
 			return 0, fmt.Errorf("store: mark overdue: %w", err)
 		}
-		all = append(all, m)
+		ids = append(ids, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return 0, fmt.Errorf("store: mark overdue: %w", err)
 	}
-	for _, m := range all {
-		acct, err := tx.landlordAccount(ctx, m.landlord)
-		if err != nil {
-			return 0, err
-		}
-		b, err := tx.GetBill(ctx, acct, m.id)
+	for _, id := range ids {
+		b, err := tx.GetBill(ctx, acct, id)
 		if err != nil {
 			return 0, err
 		}
@@ -200,7 +220,7 @@ func (tx *Tx) MarkOverdue(ctx context.Context, today string, limit int) (int, er
 			return 0, err
 		}
 	}
-	return len(all), nil
+	return len(ids), nil
 }
 
 // landlordAccount is a stand-in account for work done on a landlord's data

@@ -23,6 +23,9 @@ func (tx *Tx) RecordEvent(ctx context.Context, acct *rental.Account, typ string,
 	if tx.quiet {
 		return nil
 	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return err
+	}
 	data, err := json.Marshal(obj)
 	if err != nil {
 		return fmt.Errorf("store: event %s: %w", typ, err)

@@ -43,21 +43,10 @@ func (q *Queries) ListProperties(ctx context.Context, acct *rental.Account, p Pa
 		func(r *sql.Rows) (rental.Property, error) { return scanProperty(r) })
 }
 
-// lockLandlord serialises writes that check a landlord-wide count (plan
-// limits): an UPDATE takes the row lock on PostgreSQL, and SQLite's writer
-// is single anyway.
-func (tx *Tx) lockLandlord(ctx context.Context, acct *rental.Account) error {
-	_, err := tx.c.ExecContext(ctx, `UPDATE landlords SET updated_at = updated_at WHERE id = $1`, acct.LandlordID)
-	if err != nil {
-		return fmt.Errorf("store: lock landlord: %w", err)
-	}
-	return nil
-}
-
 // CreateProperty stores a new property within the account's plan limit and
 // records property.created.
 func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental.Property) (*rental.Property, error) {
-	if err := tx.lockLandlord(ctx, acct); err != nil {
+	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
 	usage, err := tx.Usage(ctx, acct)

@@ -60,7 +60,7 @@ func (tx *Tx) CreateRoom(ctx context.Context, acct *rental.Account, r rental.Roo
 	if err := tx.lock(ctx, "properties", "property", acct.LandlordID, r.PropertyID); err != nil {
 		return nil, err // locked so that the property cannot be deleted under the new room
 	}
-	if err := tx.lockLandlord(ctx, acct); err != nil {
+	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
 	usage, err := tx.Usage(ctx, acct)

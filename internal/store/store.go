@@ -255,6 +255,8 @@ type Tx struct {
 	lastEvent int64
 	// quiet suppresses events, while the sandbox's sample data is made.
 	quiet bool
+	// claimed is the landlord whose clock this transaction holds.
+	claimed string
 }
 
 // WriteWait is how long a write waits for the database before it is
@@ -287,6 +289,13 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // Commit commits the transaction.
 func (tx *Tx) Commit() error {
 	defer tx.conn.Close()
+	if tx.claimed != "" && tx.lastEvent > ms(tx.Now) {
+		// Events of this transaction ticked the clock on; the next writer starts after them.
+		if _, err := tx.c.ExecContext(context.Background(), `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, tx.claimed, tx.lastEvent); err != nil {
+			tx.tx.Rollback()
+			return fmt.Errorf("store: commit: %w", err)
+		}
+	}
 	if err := tx.tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
@@ -301,6 +310,26 @@ func (tx *Tx) Rollback() error {
 		return nil
 	}
 	return err
+}
+
+// Claim makes the transaction the landlord's only writer until it ends: it
+// takes the landlord's row lock and the next tick of the landlord's clock
+// as the transaction's Now. Every write to a landlord's data claims first,
+// so creation times follow commit order (a page never skips a row committed
+// late) and every write takes its locks in the same order (no deadlocks).
+// Claiming again in the same transaction does nothing.
+func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
+	if tx.claimed != "" {
+		return nil
+	}
+	var clock int64
+	err := tx.c.QueryRowContext(ctx, `UPDATE landlords SET clock = CASE WHEN clock >= $2 THEN clock + 1 ELSE $2 END
+		WHERE id = $1 RETURNING clock`, acct.LandlordID, ms(tx.Now)).Scan(&clock)
+	if err != nil {
+		return fmt.Errorf("store: claim landlord: %w", err)
+	}
+	tx.claimed, tx.Now, tx.lastEvent = acct.LandlordID, time.UnixMilli(clock).UTC(), clock-1
+	return nil
 }
 
 // SQL is the transaction itself, for the job queue's InsertTx.

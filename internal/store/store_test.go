@@ -240,3 +240,47 @@ func TestPropertiesAndEvents(t *testing.T) {
 		}
 	})
 }
+
+// A landlord's writers take turns, and the creation times they hand out
+// follow commit order even when the wall clock steps back.
+func TestClaimOrdersWriters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		acct := f.Sandbox(t, e.DB)
+		tx1, err := e.DB.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx1.Claim(ctx, acct); err != nil {
+			t.Fatal(err)
+		}
+		first := tx1.Now
+		e.Clock.Advance(-time.Hour)
+		second := make(chan time.Time, 1)
+		go func() {
+			tx2, err := e.DB.Begin(context.Background())
+			if err != nil {
+				t.Error(err)
+				second <- time.Time{}
+				return
+			}
+			defer tx2.Rollback()
+			if err := tx2.Claim(context.Background(), acct); err != nil {
+				t.Error(err)
+			}
+			second <- tx2.Now
+		}()
+		select {
+		case <-second:
+			t.Fatal("a second writer claimed the landlord while the first held it")
+		case <-time.After(200 * time.Millisecond):
+		}
+		if err := tx1.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if got := <-second; !got.After(first) {
+			t.Fatalf("second writer's time %v is not after the first's %v", got, first)
+		}
+	})
+}
