@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rentapi/internal/api"
+	"rentapi/internal/jobs"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 )
@@ -49,6 +50,20 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	jobClient, err := jobs.New(db, log, jobs.Options{})
+	if err != nil {
+		return err
+	}
+	if err := jobClient.Start(ctx); err != nil {
+		return fmt.Errorf("jobs: %w", err)
+	}
+	defer func() {
+		stopping, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer cancel()
+		if err := jobClient.Stop(stopping); err != nil {
+			log.Error("stopping jobs", "error", err.Error())
+		}
+	}()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)

@@ -1,0 +1,128 @@
+// Package jobs is the background work of the service, run by River on the
+// service's own database: periodic sweeps now (overdue bills, retention),
+// deliveries later. A job is inserted in the same transaction as the change
+// that needs it, so a crash never loses one; several processes over one
+// PostgreSQL database share the work, and each job runs once.
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"rentapi/internal/store"
+)
+
+// OverdueArgs asks for a sweep of issued bills past their due date.
+type OverdueArgs struct{}
+
+// Kind names the job in the queue.
+func (OverdueArgs) Kind() string { return "overdue_sweep" }
+
+// RetentionArgs asks for the deletion of data past its retention: events
+// (30 days) and stored idempotent responses (24 hours).
+type RetentionArgs struct{}
+
+// Kind names the job in the queue.
+func (RetentionArgs) Kind() string { return "retention_sweep" }
+
+// overdueWorker marks bills overdue.
+type overdueWorker struct {
+	river.WorkerDefaults[OverdueArgs]
+	db *store.DB
+}
+
+func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[OverdueArgs]) error {
+	_, err := SweepOverdue(ctx, w.db)
+	return err
+}
+
+// SweepOverdue marks overdue every issued bill unpaid at 00:00 Thailand time
+// after its due date, one landlord per transaction, and returns how many it
+// marked. Safe to run anywhere at any time: a bill turns overdue (and gets
+// its bill.overdue event) exactly once however many sweeps overlap.
+func SweepOverdue(ctx context.Context, db *store.DB) (int, error) {
+	today := store.ThailandDate(db.Now())
+	landlords, err := db.Read().OverdueLandlords(ctx, today)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, id := range landlords {
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			n, err := tx.MarkOverdue(ctx, id, today)
+			total += n
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("jobs: overdue bills of %s: %w", id, err)
+		}
+	}
+	return total, nil
+}
+
+// retentionWorker deletes what is past its retention.
+type retentionWorker struct {
+	river.WorkerDefaults[RetentionArgs]
+	db *store.DB
+}
+
+func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
+	if _, err := w.db.PurgeEvents(ctx); err != nil {
+		return err
+	}
+	_, err := w.db.PurgeIdempotency(ctx)
+	return err
+}
+
+// Options tune the job client.
+type Options struct {
+	// OverdueEvery is how often the overdue sweep runs; default a minute.
+	OverdueEvery time.Duration
+	// RetentionEvery is how often old data is deleted; default an hour.
+	RetentionEvery time.Duration
+	// Workers is the number of jobs worked at once; default 10.
+	Workers int
+}
+
+// Client runs the service's jobs. It is River's client over the store's
+// write pool, so jobs are inserted in the store's transactions.
+type Client = river.Client[*sql.Tx]
+
+// New builds the job client for the store's engine, with every worker and
+// the periodic sweeps. Start it with Start and stop it with Stop.
+func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
+	if opts.OverdueEvery <= 0 {
+		opts.OverdueEvery = time.Minute
+	}
+	if opts.RetentionEvery <= 0 {
+		opts.RetentionEvery = time.Hour
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 10
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &overdueWorker{db: db})
+	river.AddWorker(workers, &retentionWorker{db: db})
+	cfg := &river.Config{
+		Logger:  log,
+		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
+		Workers: workers,
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(opts.OverdueEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return OverdueArgs{}, nil }, &river.PeriodicJobOpts{ID: "overdue", RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(opts.RetentionEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil }, &river.PeriodicJobOpts{ID: "retention", RunOnStart: true}),
+		},
+	}
+	if db.Engine() == store.Postgres {
+		return river.NewClient(riverdatabasesql.New(db.WritePool()), cfg)
+	}
+	return river.NewClient(riversqlite.New(db.WritePool()), cfg)
+}
