@@ -148,7 +148,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 				t.Fatalf("another application's key reads the property: %d", status)
 			}
 			status, list := srv.call(t, key, "GET", "/v1/properties", "")
-			if status != 200 || len(list["data"].([]any)) != 1 {
+			if status != 200 || len(list["data"].([]any)) != 3 { // with the sandbox's two sample properties
 				t.Fatalf("list: %d %v", status, list)
 			}
 

@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"rentapi/internal/rental"
@@ -24,6 +25,9 @@ var eventScopes = []struct {
 	{"notification.", rental.ScopeNotificationsRead},
 	{"webhook.", rental.ScopeWebhooksManage},
 }
+
+// eventType is an event type, or a type prefix ending in ".*".
+var eventType = regexp.MustCompile(`^[a-z_]{1,40}(\.[a-z_]{1,40}){0,3}(\.\*)?$`)
 
 // eventView is the event object as the API shows it to one account.
 type eventView struct {
@@ -62,7 +66,7 @@ func (s *Server) listEvents(c *call) (int, any, error) {
 	f := readable(c)
 	if q.Has("type") {
 		t := q.Get("type")
-		if len(t) == 0 || len(t) > 100 || strings.ContainsAny(t, "%_ ") {
+		if !eventType.MatchString(t) {
 			return 0, nil, rental.Invalid("type", "type must be an event type such as bill.created, or a prefix such as bill.*.")
 		}
 		f.Type = strings.TrimSuffix(t, "*")

@@ -92,7 +92,7 @@ func (q *Queries) eventWhere(acct *rental.Account, f EventFilter, now time.Time)
 		and("created_at >= ?", f.CreatedAfter)
 	switch {
 	case strings.HasSuffix(f.Type, "."):
-		w.and("type LIKE ?", f.Type+"%")
+		w.and(fmt.Sprintf("substr(type, 1, %d) = ?", len(f.Type)), f.Type)
 	default:
 		w.and("type = ?", f.Type)
 	}
@@ -102,8 +102,8 @@ func (q *Queries) eventWhere(acct *rental.Account, f EventFilter, now time.Time)
 	}
 	var or []string
 	for _, p := range f.Prefixes {
-		w.args = append(w.args, p+"%")
-		or = append(or, fmt.Sprintf("type LIKE $%d", len(w.args)))
+		w.args = append(w.args, p)
+		or = append(or, fmt.Sprintf("substr(type, 1, %d) = $%d", len(p), len(w.args)))
 	}
 	w.sql += " AND (" + strings.Join(or, " OR ") + ")"
 	return w
