@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -57,6 +58,9 @@ type harness struct {
 func newHarness(t *testing.T, e storetest.Engine, opts ...func(*api.Config)) *harness {
 	t.Helper()
 	cfg := api.Config{DB: e.DB, Secret: storetest.Secret(t)}
+	if os.Getenv("RENTAPI_TEST_LOG") != "" { // the server's log, to debug a failing test
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -125,7 +125,7 @@ func Measure(param string, in PartInput, defaultPrevious Quantity, rate int64) (
 	switch {
 	case p.Rollover && p.Current >= p.Previous:
 		return ReadingPart{}, Invalid(param+".rollover", "rollover is for a current value below the previous one.")
-	case p.Rollover && p.Previous > rolloverMax(p.Previous):
+	case p.Rollover && p.Previous >= 100_000_000:
 		return ReadingPart{}, Invalid(param+".previous", "A rollover is possible only on meters of up to five digits.")
 	case !p.Rollover && p.Current < p.Previous:
 		return ReadingPart{}, Invalid(param+".current",
@@ -143,14 +143,17 @@ func Usage(previous, current Quantity, rollover bool) Quantity {
 	if !rollover {
 		return current - previous
 	}
-	return rolloverMax(previous) + 1000 - previous + current
+	return rolloverSpan(previous) - previous + current
 }
 
-func rolloverMax(previous Quantity) Quantity {
-	if previous > 9_999_000 {
-		return 99_999_000
+// rolloverSpan is how many units a meter counts before it starts again:
+// 10,000 on a four-digit meter (the previous value is below 10000), else
+// 100,000.
+func rolloverSpan(previous Quantity) Quantity {
+	if previous < 10_000_000 {
+		return 10_000_000
 	}
-	return 9_999_000
+	return 100_000_000
 }
 
 // Meter kinds, one meter of each per room.

@@ -11,8 +11,8 @@ import (
 
 const meterColumns = `id, room_id, property_id, kind,
 	(SELECT CASE WHEN meters.kind = 'electricity' THEN r.e_current ELSE r.w_current END FROM meter_readings r
-		WHERE r.room_id = meters.room_id ORDER BY r.month DESC LIMIT 1),
-	(SELECT MAX(r.month) FROM meter_readings r WHERE r.room_id = meters.room_id), created_at, updated_at`
+		WHERE r.room_id = meters.room_id ORDER BY r.month DESC LIMIT 1) AS last_value,
+	(SELECT MAX(r.month) FROM meter_readings r WHERE r.room_id = meters.room_id) AS last_month, created_at, updated_at`
 
 func scanMeter(sc interface{ Scan(...any) error }) (rental.Meter, error) {
 	m := rental.Meter{Object: "meter"}
@@ -61,7 +61,7 @@ func (q *Queries) ListMeters(ctx context.Context, acct *rental.Account, f MeterF
 
 const readingColumns = `id, room_id, property_id, month, e_previous, e_current, e_rollover, e_rate,
 	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount,
-	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id), created_at, updated_at`
+	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id) AS bill_id, created_at, updated_at`
 
 func scanReading(sc interface{ Scan(...any) error }) (rental.Reading, error) {
 	r := rental.Reading{Object: "meter_reading", Currency: rental.Currency}

@@ -10,7 +10,7 @@ import (
 )
 
 const roomColumns = `id, property_id, number, floor, monthly_rent, status,
-	(SELECT t.id FROM tenants t WHERE t.room_id = rooms.id AND t.moved_out_at IS NULL), created_at, updated_at`
+	(SELECT t.id FROM tenants t WHERE t.room_id = rooms.id AND t.moved_out_at IS NULL) AS tenant_id, created_at, updated_at`
 
 func scanRoom(sc interface{ Scan(...any) error }) (rental.Room, error) {
 	r := rental.Room{Object: "room", Currency: rental.Currency}
