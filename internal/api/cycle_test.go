@@ -254,3 +254,109 @@ func TestCycleCrossAccount(t *testing.T) {
 		}
 	})
 }
+
+// Each route of the cycle is refused without its scope and allowed with it
+// alone.
+func TestCycleScopeMatrix(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		all := h.testKey(f)
+		post := func(path string, body any) string {
+			t.Helper()
+			res := h.do(req{key: all, method: "POST", path: path, body: body})
+			if res.status >= 300 {
+				t.Fatalf("setup %s: %d %s", path, res.status, res.body)
+			}
+			return res.data()["id"].(string)
+		}
+		n := 0
+		prop := post("/v1/properties", property("Scopes"))
+		room := func() string {
+			n++
+			return post("/v1/properties/"+prop+"/rooms", map[string]any{"number": itoa(int64(n)), "monthly_rent": 100000})
+		}
+		occupied := func() string {
+			r := room()
+			post("/v1/rooms/"+r+"/tenant", map[string]any{"name": "T", "phone": "0812345678"})
+			return r
+		}
+		reading := func(r string) string {
+			return post("/v1/meter-readings", map[string]any{"room_id": r, "month": "2026-11",
+				"electricity": map[string]any{"current": 10}, "water": map[string]any{"current": 1}})
+		}
+		draft := func() string {
+			r := room()
+			reading(r)
+			return post("/v1/bills", map[string]any{"room_id": r, "month": "2026-11", "issue": false})
+		}
+		first := func(path string) string {
+			return h.do(req{key: all, method: "GET", path: path + "?limit=1"}).json()["data"].([]any)[0].(map[string]any)["id"].(string)
+		}
+		cases := []struct {
+			scope rental.Scope
+			req   func() req
+		}{
+			{rental.ScopeRoomsRead, func() req { return req{method: "GET", path: "/v1/rooms"} }},
+			{rental.ScopeRoomsRead, func() req { return req{method: "GET", path: "/v1/properties/" + prop + "/rooms"} }},
+			{rental.ScopeRoomsRead, func() req { return req{method: "GET", path: "/v1/rooms/" + room()} }},
+			{rental.ScopeRoomsWrite, func() req {
+				n++
+				return req{method: "POST", path: "/v1/properties/" + prop + "/rooms", body: map[string]any{"number": "w" + itoa(int64(n)), "monthly_rent": 1}}
+			}},
+			{rental.ScopeRoomsWrite, func() req { return req{method: "PATCH", path: "/v1/rooms/" + room(), body: map[string]any{"monthly_rent": 5}} }},
+			{rental.ScopeRoomsWrite, func() req { return req{method: "DELETE", path: "/v1/rooms/" + room()} }},
+			{rental.ScopeTenantsWrite, func() req {
+				return req{method: "POST", path: "/v1/rooms/" + room() + "/tenant", body: map[string]any{"name": "A", "phone": "0812345678"}}
+			}},
+			{rental.ScopeTenantsWrite, func() req { return req{method: "DELETE", path: "/v1/rooms/" + occupied() + "/tenant"} }},
+			{rental.ScopeTenantsWrite, func() req { return req{method: "PATCH", path: "/v1/tenants/" + first("/v1/tenants"), body: map[string]any{"occupants": 2}} }},
+			{rental.ScopeTenantsRead, func() req { return req{method: "GET", path: "/v1/tenants"} }},
+			{rental.ScopeTenantsRead, func() req { return req{method: "GET", path: "/v1/tenants/" + first("/v1/tenants")} }},
+			{rental.ScopeMetersRead, func() req { return req{method: "GET", path: "/v1/meters"} }},
+			{rental.ScopeMetersRead, func() req { return req{method: "GET", path: "/v1/meters/" + first("/v1/meters")} }},
+			{rental.ScopeMetersRead, func() req { return req{method: "GET", path: "/v1/meter-readings"} }},
+			{rental.ScopeMetersRead, func() req { return req{method: "GET", path: "/v1/meter-readings/" + first("/v1/meter-readings")} }},
+			{rental.ScopeMetersWrite, func() req {
+				return req{method: "POST", path: "/v1/meter-readings", body: map[string]any{"room_id": room(), "month": "2026-11",
+					"electricity": map[string]any{"current": 1}, "water": map[string]any{"current": 1}}}
+			}},
+			{rental.ScopeMetersWrite, func() req {
+				return req{method: "PATCH", path: "/v1/meter-readings/" + reading(room()), body: map[string]any{"water": map[string]any{"current": 2}}}
+			}},
+			{rental.ScopeBillsRead, func() req { return req{method: "GET", path: "/v1/bills"} }},
+			{rental.ScopeBillsRead, func() req { return req{method: "GET", path: "/v1/bills/" + first("/v1/bills")} }},
+			{rental.ScopeBillsWrite, func() req {
+				r := room()
+				reading(r)
+				return req{method: "POST", path: "/v1/bills", body: map[string]any{"room_id": r, "month": "2026-11"}}
+			}},
+			{rental.ScopeBillsWrite, func() req { return req{method: "POST", path: "/v1/bills/" + draft() + "/issue"} }},
+			{rental.ScopeBillsWrite, func() req { return req{method: "DELETE", path: "/v1/bills/" + draft()} }},
+		}
+		keys := map[rental.Scope][2]string{}
+		for _, c := range cases {
+			if _, ok := keys[c.scope]; !ok {
+				others := rental.Scopes{}
+				for _, s := range rental.AllScopes {
+					if s != c.scope {
+						others = append(others, s)
+					}
+				}
+				keys[c.scope] = [2]string{h.testKey(f, others...), h.testKey(f, c.scope)}
+			}
+			r := c.req()
+			r.key = keys[c.scope][0]
+			res := h.do(r)
+			want(t, res, http.StatusForbidden, "insufficient_scope")
+			if res.errField("scope") != string(c.scope) {
+				t.Fatalf("%s %s: scope %q", r.method, r.path, res.errField("scope"))
+			}
+			r = c.req()
+			r.key = keys[c.scope][1]
+			if res := h.do(r); res.status >= 300 {
+				t.Fatalf("%s %s with %s: %d %s", r.method, r.path, c.scope, res.status, res.body)
+			}
+		}
+	})
+}
