@@ -304,13 +304,17 @@ func TestCycleScopeMatrix(t *testing.T) {
 				n++
 				return req{method: "POST", path: "/v1/properties/" + prop + "/rooms", body: map[string]any{"number": "w" + itoa(int64(n)), "monthly_rent": 1}}
 			}},
-			{rental.ScopeRoomsWrite, func() req { return req{method: "PATCH", path: "/v1/rooms/" + room(), body: map[string]any{"monthly_rent": 5}} }},
+			{rental.ScopeRoomsWrite, func() req {
+				return req{method: "PATCH", path: "/v1/rooms/" + room(), body: map[string]any{"monthly_rent": 5}}
+			}},
 			{rental.ScopeRoomsWrite, func() req { return req{method: "DELETE", path: "/v1/rooms/" + room()} }},
 			{rental.ScopeTenantsWrite, func() req {
 				return req{method: "POST", path: "/v1/rooms/" + room() + "/tenant", body: map[string]any{"name": "A", "phone": "0812345678"}}
 			}},
 			{rental.ScopeTenantsWrite, func() req { return req{method: "DELETE", path: "/v1/rooms/" + occupied() + "/tenant"} }},
-			{rental.ScopeTenantsWrite, func() req { return req{method: "PATCH", path: "/v1/tenants/" + first("/v1/tenants"), body: map[string]any{"occupants": 2}} }},
+			{rental.ScopeTenantsWrite, func() req {
+				return req{method: "PATCH", path: "/v1/tenants/" + first("/v1/tenants"), body: map[string]any{"occupants": 2}}
+			}},
 			{rental.ScopeTenantsRead, func() req { return req{method: "GET", path: "/v1/tenants"} }},
 			{rental.ScopeTenantsRead, func() req { return req{method: "GET", path: "/v1/tenants/" + first("/v1/tenants")} }},
 			{rental.ScopeMetersRead, func() req { return req{method: "GET", path: "/v1/meters"} }},
