@@ -364,3 +364,19 @@ func TestCycleScopeMatrix(t *testing.T) {
 		}
 	})
 }
+
+// A landlord's plan limits rooms too: the free plan holds 30.
+func TestRoomPlanLimit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordFree, rental.AllScopes)
+		key := h.liveKey(f, acct.ID)
+		prop := h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Small")}).data()["id"].(string)
+		for i := range rental.LandlordFree.Capacity().Rooms {
+			want(t, h.do(req{key: key, method: "POST", path: "/v1/properties/" + prop + "/rooms", body: map[string]any{"number": itoa(int64(i)), "monthly_rent": 1}}), http.StatusCreated)
+		}
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties/" + prop + "/rooms", body: map[string]any{"number": "last", "monthly_rent": 1}}),
+			http.StatusForbidden, "plan_limit_reached")
+	})
+}
