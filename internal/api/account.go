@@ -11,6 +11,14 @@ type data struct {
 	Data any `json:"data"`
 }
 
+// found renders a retrieved object, or the error that it is not there.
+func found[T any](v *T, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{v}, nil
+}
+
 // accountView is the account object: the landlord as this request reaches
 // it, with plan, features, limits, usage and the scopes this key can use.
 type accountView struct {

@@ -65,18 +65,11 @@ func (s *Server) listBills(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	items, more, err := c.q.ListBills(c.ctx, c.acct(), f, p.page)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, result(s, p, items, more, billPosition), nil
+	return listed(s, p, billPosition, items, more, err)
 }
 
 func (s *Server) getBill(c *call) (int, any, error) {
-	b, err := c.q.GetBill(c.ctx, c.acct(), c.r.PathValue("bill_id"))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, data{b}, nil
+	return found(c.q.GetBill(c.ctx, c.acct(), c.r.PathValue("bill_id")))
 }
 
 func (s *Server) issueBill(c *call) (int, any, error) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/binary"
+	"net/http"
 	"strconv"
 	"strings"
 
@@ -106,4 +107,12 @@ func result[T any](s *Server, p *pager, items []T, more bool, pos func(T) store.
 		out.Pagination.NextCursor = &cur
 	}
 	return out
+}
+
+// listed renders a page read by the store, or its error.
+func listed[T any](s *Server, p *pager, pos func(T) store.Position, items []T, more bool, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, result(s, p, items, more, pos), nil
 }

@@ -14,18 +14,11 @@ func (s *Server) listProperties(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	items, more, err := c.q.ListProperties(c.ctx, c.acct(), p.page)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, result(s, p, items, more, propertyPosition), nil
+	return listed(s, p, propertyPosition, items, more, err)
 }
 
 func (s *Server) getProperty(c *call) (int, any, error) {
-	p, err := c.q.GetProperty(c.ctx, c.acct(), c.r.PathValue("property_id"))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, data{p}, nil
+	return found(c.q.GetProperty(c.ctx, c.acct(), c.r.PathValue("property_id")))
 }
 
 // propertyChange decodes a property create or update body.

@@ -30,18 +30,11 @@ func (s *Server) listMeters(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	items, more, err := c.q.ListMeters(c.ctx, c.acct(), f, p.page)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, result(s, p, items, more, meterPosition), nil
+	return listed(s, p, meterPosition, items, more, err)
 }
 
 func (s *Server) getMeter(c *call) (int, any, error) {
-	m, err := c.q.GetMeter(c.ctx, c.acct(), c.r.PathValue("meter_id"))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, data{m}, nil
+	return found(c.q.GetMeter(c.ctx, c.acct(), c.r.PathValue("meter_id")))
 }
 
 // partInput decodes one meter's part of a reading body.
@@ -111,11 +104,7 @@ func (s *Server) correctReading(c *call) (int, any, error) {
 }
 
 func (s *Server) getReading(c *call) (int, any, error) {
-	r, err := c.q.GetReading(c.ctx, c.acct(), c.r.PathValue("reading_id"))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, data{r}, nil
+	return found(c.q.GetReading(c.ctx, c.acct(), c.r.PathValue("reading_id")))
 }
 
 // monthFilter reads month, from_month and to_month.
@@ -151,8 +140,5 @@ func (s *Server) listReadings(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	items, more, err := c.q.ListReadings(c.ctx, c.acct(), f, p.page)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, result(s, p, items, more, readingPosition), nil
+	return listed(s, p, readingPosition, items, more, err)
 }

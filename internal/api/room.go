@@ -32,18 +32,11 @@ func (s *Server) listRooms(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	items, more, err := c.q.ListRooms(c.ctx, c.acct(), f, p.page)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, result(s, p, items, more, roomPosition), nil
+	return listed(s, p, roomPosition, items, more, err)
 }
 
 func (s *Server) getRoom(c *call) (int, any, error) {
-	r, err := c.q.GetRoom(c.ctx, c.acct(), c.r.PathValue("room_id"))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, data{r}, nil
+	return found(c.q.GetRoom(c.ctx, c.acct(), c.r.PathValue("room_id")))
 }
 
 func roomChange(body []byte, allowed ...string) (rental.RoomChange, error) {

@@ -72,18 +72,11 @@ func (s *Server) listTenants(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	items, more, err := c.q.ListTenants(c.ctx, c.acct(), f, p.page)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, result(s, p, items, more, tenantPosition), nil
+	return listed(s, p, tenantPosition, items, more, err)
 }
 
 func (s *Server) getTenant(c *call) (int, any, error) {
-	t, err := c.q.GetTenant(c.ctx, c.acct(), c.r.PathValue("tenant_id"))
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, data{t}, nil
+	return found(c.q.GetTenant(c.ctx, c.acct(), c.r.PathValue("tenant_id")))
 }
 
 func (s *Server) updateTenant(c *call) (int, any, error) {

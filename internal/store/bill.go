@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -31,14 +30,7 @@ func scanBill(sc interface{ Scan(...any) error }) (rental.Bill, error) {
 
 // GetBill returns a bill of the account's landlord.
 func (q *Queries) GetBill(ctx context.Context, acct *rental.Account, id string) (*rental.Bill, error) {
-	b, err := scanBill(q.c.QueryRowContext(ctx, `SELECT `+billColumns+` FROM bills WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("bill", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get bill: %w", err)
-	}
-	return &b, nil
+	return one(ctx, q, "bill", id, `SELECT `+billColumns+` FROM bills WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, scanBill)
 }
 
 // BillFilter narrows a bill list. CreatedAfter is inclusive and
@@ -55,7 +47,7 @@ func (q *Queries) ListBills(ctx context.Context, acct *rental.Account, f BillFil
 		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID).and("tenant_id = ?", f.TenantID).
 		and("status = ?", f.Status).months(f.MonthFilter).
 		and("created_at >= ?", f.CreatedAfter).and("created_at < ?", f.CreatedBefore)
-	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Bill, error) { return scanBill(r) })
+	return list(ctx, q, w.sql, w.args, p, scanBill)
 }
 
 // CreateBill bills a room's month from its recorded reading (409

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -112,20 +110,13 @@ func (q *Queries) eventWhere(acct *rental.Account, f EventFilter, now time.Time)
 // ListEvents returns a page of the landlord's events the reader may see.
 func (q *Queries) ListEvents(ctx context.Context, acct *rental.Account, f EventFilter, now time.Time, p Page) ([]StoredEvent, bool, error) {
 	w := q.eventWhere(acct, f, now)
-	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (StoredEvent, error) { return scanEvent(r) })
+	return list(ctx, q, w.sql, w.args, p, scanEvent)
 }
 
 // GetEvent returns one event the reader may see.
 func (q *Queries) GetEvent(ctx context.Context, acct *rental.Account, id string, f EventFilter, now time.Time) (*StoredEvent, error) {
 	w := q.eventWhere(acct, f, now).and("id = ?", id)
-	e, err := scanEvent(q.c.QueryRowContext(ctx, w.sql, w.args...))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("event", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get event: %w", err)
-	}
-	return &e, nil
+	return one(ctx, q, "event", id, w.sql, w.args, scanEvent)
 }
 
 // PurgeEvents deletes events past their retention.

@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+
+	"rentapi/internal/rental"
 )
 
 // Position is where a page ends: the creation time (ms) and ID of its last
@@ -39,9 +42,22 @@ func (p Page) keyset(n int) (cond, tail string, args []any) {
 	return cond, tail, args
 }
 
+// one runs a query for a single object of kind what: absent is
+// rental.NotFound, anything else wrapped with the kind.
+func one[T any](ctx context.Context, q *Queries, what, id, query string, args []any, scan func(interface{ Scan(...any) error }) (T, error)) (*T, error) {
+	v, err := scan(q.c.QueryRowContext(ctx, query, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound(what, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: get %s: %w", what, err)
+	}
+	return &v, nil
+}
+
 // list runs a page query built from base (which ends in its WHERE clause),
 // scans each row, and reports whether more items follow.
-func list[T any](ctx context.Context, q *Queries, base string, args []any, p Page, scan func(*sql.Rows) (T, error)) ([]T, bool, error) {
+func list[T any](ctx context.Context, q *Queries, base string, args []any, p Page, scan func(interface{ Scan(...any) error }) (T, error)) ([]T, bool, error) {
 	cond, tail, more := p.keyset(len(args) + 1)
 	rows, err := q.c.QueryContext(ctx, base+cond+tail, append(args, more...)...)
 	if err != nil {

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"rentapi/internal/rental"
@@ -27,20 +26,13 @@ func scanProperty(sc interface{ Scan(...any) error }) (rental.Property, error) {
 
 // GetProperty returns a property of the account's landlord.
 func (q *Queries) GetProperty(ctx context.Context, acct *rental.Account, id string) (*rental.Property, error) {
-	p, err := scanProperty(q.c.QueryRowContext(ctx, `SELECT `+propertyColumns+` FROM properties WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("property", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get property: %w", err)
-	}
-	return &p, nil
+	return one(ctx, q, "property", id, `SELECT `+propertyColumns+` FROM properties WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, scanProperty)
 }
 
 // ListProperties returns a page of the account's properties.
 func (q *Queries) ListProperties(ctx context.Context, acct *rental.Account, p Page) ([]rental.Property, bool, error) {
 	return list(ctx, q, `SELECT `+propertyColumns+` FROM properties WHERE landlord_id = $1`, []any{acct.LandlordID}, p,
-		func(r *sql.Rows) (rental.Property, error) { return scanProperty(r) })
+		scanProperty)
 }
 
 // CreateProperty stores a new property within the account's plan limit and

@@ -37,14 +37,7 @@ func scanMeter(sc interface{ Scan(...any) error }) (rental.Meter, error) {
 
 // GetMeter returns a meter of the account's landlord.
 func (q *Queries) GetMeter(ctx context.Context, acct *rental.Account, id string) (*rental.Meter, error) {
-	m, err := scanMeter(q.c.QueryRowContext(ctx, `SELECT `+meterColumns+` FROM meters WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("meter", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get meter: %w", err)
-	}
-	return &m, nil
+	return one(ctx, q, "meter", id, `SELECT `+meterColumns+` FROM meters WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, scanMeter)
 }
 
 // MeterFilter narrows a meter list.
@@ -56,7 +49,7 @@ type MeterFilter struct {
 func (q *Queries) ListMeters(ctx context.Context, acct *rental.Account, f MeterFilter, p Page) ([]rental.Meter, bool, error) {
 	w := scoped(`SELECT `+meterColumns+` FROM meters WHERE landlord_id = $1`, acct.LandlordID).
 		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID).and("kind = ?", f.Kind)
-	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Meter, error) { return scanMeter(r) })
+	return list(ctx, q, w.sql, w.args, p, scanMeter)
 }
 
 const readingColumns = `id, room_id, property_id, month, e_previous, e_current, e_rollover, e_rate,
@@ -84,14 +77,7 @@ func scanReading(sc interface{ Scan(...any) error }) (rental.Reading, error) {
 
 // GetReading returns a reading of the account's landlord.
 func (q *Queries) GetReading(ctx context.Context, acct *rental.Account, id string) (*rental.Reading, error) {
-	r, err := scanReading(q.c.QueryRowContext(ctx, `SELECT `+readingColumns+` FROM meter_readings WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("meter reading", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get reading: %w", err)
-	}
-	return &r, nil
+	return one(ctx, q, "meter reading", id, `SELECT `+readingColumns+` FROM meter_readings WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, scanReading)
 }
 
 // roomReading returns the reading of a room and month, or nil.
@@ -126,7 +112,7 @@ type ReadingFilter struct {
 func (q *Queries) ListReadings(ctx context.Context, acct *rental.Account, f ReadingFilter, p Page) ([]rental.Reading, bool, error) {
 	w := scoped(`SELECT `+readingColumns+` FROM meter_readings WHERE landlord_id = $1`, acct.LandlordID).
 		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID).months(f.MonthFilter)
-	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Reading, error) { return scanReading(r) })
+	return list(ctx, q, w.sql, w.args, p, scanReading)
 }
 
 // ReadingInput is a reading body.

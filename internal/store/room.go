@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"rentapi/internal/rental"
@@ -30,14 +29,7 @@ func scanRoom(sc interface{ Scan(...any) error }) (rental.Room, error) {
 
 // GetRoom returns a room of the account's landlord.
 func (q *Queries) GetRoom(ctx context.Context, acct *rental.Account, id string) (*rental.Room, error) {
-	r, err := scanRoom(q.c.QueryRowContext(ctx, `SELECT `+roomColumns+` FROM rooms WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("room", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get room: %w", err)
-	}
-	return &r, nil
+	return one(ctx, q, "room", id, `SELECT `+roomColumns+` FROM rooms WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, scanRoom)
 }
 
 // RoomFilter narrows a room list.
@@ -50,7 +42,7 @@ type RoomFilter struct {
 func (q *Queries) ListRooms(ctx context.Context, acct *rental.Account, f RoomFilter, p Page) ([]rental.Room, bool, error) {
 	w := scoped(`SELECT `+roomColumns+` FROM rooms WHERE landlord_id = $1`, acct.LandlordID).
 		and("property_id = ?", f.PropertyID).and("status = ?", f.Status)
-	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Room, error) { return scanRoom(r) })
+	return list(ctx, q, w.sql, w.args, p, scanRoom)
 }
 
 // CreateRoom adds a room to a property with its electricity and water

@@ -29,14 +29,7 @@ func scanTenant(sc interface{ Scan(...any) error }) (rental.Tenant, error) {
 
 // GetTenant returns a tenant (current or moved out) of the account's landlord.
 func (q *Queries) GetTenant(ctx context.Context, acct *rental.Account, id string) (*rental.Tenant, error) {
-	t, err := scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("tenant", id)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get tenant: %w", err)
-	}
-	return &t, nil
+	return one(ctx, q, "tenant", id, `SELECT `+tenantColumns+` FROM tenants WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, scanTenant)
 }
 
 // currentTenant returns the room's tenant, or nil when it has none.
@@ -67,7 +60,7 @@ func (q *Queries) ListTenants(ctx context.Context, acct *rental.Account, f Tenan
 	if !f.MovedOut {
 		w.sql += " AND moved_out_at IS NULL"
 	}
-	return list(ctx, q, w.sql, w.args, p, func(r *sql.Rows) (rental.Tenant, error) { return scanTenant(r) })
+	return list(ctx, q, w.sql, w.args, p, scanTenant)
 }
 
 // MoveIn puts a tenant in a room without one (else 409 room_occupied); the
