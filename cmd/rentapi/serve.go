@@ -14,6 +14,7 @@ import (
 	"rentapi/internal/jobs"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
+	"rentapi/internal/webhook"
 )
 
 func (e environment) serve(ctx context.Context, args []string) error {
@@ -25,12 +26,20 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		"enforce the plans' per-second rate limits; turn off only for capacity benchmarks (env RENTAPI_RATE_LIMITS=off)")
 	redisURL := fs.String("redis", e.getenv("RENTAPI_REDIS"),
 		"redis:// URL: keep rate limits in Redis, shared by every process of the deployment (env RENTAPI_REDIS; default: in this process's memory)")
+	allowLoopback := fs.Bool("webhook-allow-loopback", e.or("RENTAPI_WEBHOOK_ALLOW_LOOPBACK", "off") == "on",
+		"let webhook endpoints be http:// or https:// on a loopback address, for local receivers and tests; never in production (env RENTAPI_WEBHOOK_ALLOW_LOOPBACK=on)")
+	rescueAfter := fs.Duration("job-rescue-after", time.Minute,
+		"how long a job may stay running before it is taken as lost with a crashed process and run again")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
 	if !*rateLimits {
 		log.Warn("per-second rate limits are off: use this only to measure capacity")
+	}
+	guard := webhook.Guard{AllowLoopback: *allowLoopback}
+	if guard.AllowLoopback {
+		log.Warn("webhook endpoints on loopback addresses and over plain http are allowed: use this only for local development and tests")
 	}
 	sec, err := e.loadSecret(dbf)
 	if err != nil {
@@ -46,11 +55,11 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL})
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard})
 	if err != nil {
 		return err
 	}
-	jobClient, err := jobs.New(db, log, jobs.Options{})
+	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: *rescueAfter})
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,11 @@ var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
 // (sandbox for test keys, bound or selected for live keys, an active link),
 // then computes the usable scopes. Failed keys count against the client's
 // address. It sets X-SERVICE-Mode as soon as the key is known.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, error) {
+//
+// For the application's own resources (appLevel), an unbound live key
+// without the header acts on no account, and the scopes are the key's and
+// the application's: a landlord grants nothing there.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel bool) (*caller, error) {
 	ip := clientIP(r)
 	now := s.now()
 	if wait, blocked := s.limits.blocked(r.Context(), ip, now); blocked {
@@ -59,7 +63,11 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, 
 	case owner.App.Disabled:
 		return nil, rental.Errorf(rental.KindForbidden, "application_disabled", "The application is disabled; all its keys are refused.")
 	}
-	acctID, err := selectAccount(owner, r.Header.Get(accountHeader))
+	header := r.Header.Get(accountHeader)
+	if appLevel && k.Mode == rental.ModeLive && k.AccountID == "" && header == "" {
+		return s.checkLive(&caller{key: owner, mode: k.Mode, scopes: k.Scopes.Intersect(owner.App.Scopes)})
+	}
+	acctID, err := selectAccount(owner, header)
 	if err != nil {
 		return nil, err
 	}
@@ -77,10 +85,28 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*caller, 
 		return nil, rental.Errorf(rental.KindForbidden, "account_access_revoked", "The link between this application and account %s has ended.", acctID)
 	}
 	inf.accountID = acct.ID
-	if k.Mode == rental.ModeLive && owner.Developer.InvoiceOverdue {
+	cl := &caller{key: owner, account: acct, mode: k.Mode, scopes: k.Scopes.Intersect(owner.App.Scopes, acct.Granted)}
+	if appLevel {
+		cl.scopes = k.Scopes.Intersect(owner.App.Scopes)
+	}
+	return s.checkLive(cl)
+}
+
+// checkLive refuses live requests while an invoice of the developer is overdue.
+func (s *Server) checkLive(c *caller) (*caller, error) {
+	if c.mode == rental.ModeLive && c.key.Developer.InvoiceOverdue {
 		return nil, rental.Errorf(rental.KindPaymentRequired, "payment_required", "An invoice of the developer account is overdue; live requests resume once it is paid.")
 	}
-	return &caller{key: owner, account: acct, mode: k.Mode, scopes: k.Scopes.Intersect(owner.App.Scopes, acct.Granted)}, nil
+	return c, nil
+}
+
+// accountID is the account the request acts on, or "" for an application's
+// own resource reached without one.
+func (c *caller) accountID() string {
+	if c.account == nil {
+		return ""
+	}
+	return c.account.ID
 }
 
 // lookupKey reads the bearer key and finds it by fingerprint.

@@ -33,6 +33,8 @@ type call struct {
 	// tx is the write transaction; nil for reads.
 	tx   *store.Tx
 	body []byte
+	// appLevel marks an operation on the application's own resources.
+	appLevel bool
 }
 
 // acct is the account the request acts on.
@@ -48,6 +50,18 @@ type handlerFunc func(c *call) (int, any, error)
 // the body checks, the idempotency key, and the handler inside one
 // transaction that also stores the idempotent response.
 func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
+	return s.adapt(scope, query, h, false)
+}
+
+// appEndpoint is endpoint for the application's own resources (its webhook
+// endpoints), not a landlord's: an unbound live key needs no account, the
+// scope is what the key and the application allow (no landlord grants it),
+// and writes hold no landlord's lock.
+func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
+	return s.adapt(scope, query, h, true)
+}
+
+func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLevel bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		release, err := s.enter(r.Context())
 		if err != nil {
@@ -55,7 +69,7 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 			return
 		}
 		defer release()
-		cl, err := s.authenticate(w, r)
+		cl, err := s.authenticate(w, r, appLevel)
 		if err != nil {
 			s.writeError(w, r, err)
 			return
@@ -72,7 +86,7 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 		}
 		// Counted as the status is written, before the client can send its next request.
 		w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
-			if billable(status) {
+			if billable(status) && cl.account != nil {
 				s.meter.add(counter, now)
 			}
 		}}
@@ -89,7 +103,7 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 			s.writeError(w, r, err)
 			return
 		}
-		c := &call{r: r, ctx: r.Context(), caller: cl}
+		c := &call{r: r, ctx: r.Context(), caller: cl, appLevel: appLevel}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			c.q = s.db.Read()
 			s.run(c, h).write(w)
@@ -129,7 +143,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 				"Idempotency-Key must be 1 to 255 printable ASCII characters."))
 			return
 		}
-		ik = store.IdempotencyKey{ApplicationID: c.caller.key.App.ID, AccountID: c.acct().ID, Key: key[0]}
+		ik = store.IdempotencyKey{ApplicationID: c.caller.key.App.ID, AccountID: c.caller.accountID(), Key: key[0]}
 		sum := sha256.Sum256([]byte(r.Method + "\n" + r.URL.Path + "\n" + string(body)))
 		claim, tok, stored, err := s.db.ClaimIdempotency(c.ctx, ik, hex.EncodeToString(sum[:]))
 		if err != nil {
@@ -182,8 +196,10 @@ func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response)
 		return renderError(c.ctx, s.log, err)
 	}
 	defer tx.Rollback()
-	if err := tx.Claim(c.ctx, c.acct()); err != nil {
-		return renderError(c.ctx, s.log, err)
+	if !c.appLevel {
+		if err := tx.Claim(c.ctx, c.acct()); err != nil {
+			return renderError(c.ctx, s.log, err)
+		}
 	}
 	c.tx, c.q = tx, &tx.Queries
 	resp := s.run(c, h)

@@ -189,7 +189,12 @@ func TestEveryErrorCode(t *testing.T) {
 				r.Header.Set("Content-Type", "application/json")
 				go http.DefaultClient.Do(r) // holds the only place while its body trickles in
 				pw.Write([]byte("{"))
+				// Until that request has taken the place, others are served.
 				res := busy.do(req{key: k, method: "GET", path: "/v1/account"})
+				for deadline := time.Now().Add(10 * time.Second); res.status == http.StatusOK && time.Now().Before(deadline); {
+					time.Sleep(10 * time.Millisecond)
+					res = busy.do(req{key: k, method: "GET", path: "/v1/account"})
+				}
 				if res.header.Get("Retry-After") == "" {
 					t.Error("503 without Retry-After")
 				}

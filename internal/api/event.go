@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"strings"
@@ -10,52 +9,20 @@ import (
 	"rentapi/internal/store"
 )
 
-// eventScopes is the read scope each event type prefix needs: a reader sees
-// only the events about data it could read.
-var eventScopes = []struct {
-	prefix string
-	scope  rental.Scope
-}{
-	{"property.", rental.ScopePropertiesRead},
-	{"room.", rental.ScopeRoomsRead},
-	{"tenant.", rental.ScopeTenantsRead},
-	{"meter.", rental.ScopeMetersRead},
-	{"bill.", rental.ScopeBillsRead},
-	{"payment.", rental.ScopePaymentsRead},
-	{"notification.", rental.ScopeNotificationsRead},
-	{"webhook.", rental.ScopeWebhooksManage},
-}
-
 // eventType is an event type, or a type prefix ending in ".*".
 var eventType = regexp.MustCompile(`^[a-z_]{1,40}(\.[a-z_]{1,40}){0,3}(\.\*)?$`)
 
-// eventView is the event object as the API shows it to one account.
-type eventView struct {
-	ID         string      `json:"id"`
-	Object     string      `json:"object"`
-	Type       string      `json:"type"`
-	APIVersion string      `json:"api_version"`
-	Mode       rental.Mode `json:"mode"`
-	AccountID  string      `json:"account_id"`
-	CreatedAt  rental.Time `json:"created_at"`
-	Data       eventData   `json:"data"`
-}
-
-type eventData struct {
-	Object json.RawMessage `json:"object"`
-}
-
-func view(acct *rental.Account, e store.StoredEvent) eventView {
-	return eventView{ID: e.ID, Object: "event", Type: e.Type, APIVersion: "v1", Mode: e.Mode, AccountID: acct.ID,
-		CreatedAt: e.CreatedAt, Data: eventData{Object: e.Data}}
+// view shows a stored event to the account that reads it.
+func view(acct *rental.Account, e store.StoredEvent) rental.Event {
+	return rental.NewEvent(e.ID, e.Type, e.Mode, acct.ID, e.CreatedAt, e.Data)
 }
 
 // readable returns the event filter of the types the caller may read.
 func readable(c *call) store.EventFilter {
 	var f store.EventFilter
-	for _, es := range eventScopes {
-		if c.caller.scopes.Has(es.scope) {
-			f.Prefixes = append(f.Prefixes, es.prefix)
+	for _, es := range rental.EventScopes {
+		if c.caller.scopes.Has(es.Scope) {
+			f.Prefixes = append(f.Prefixes, es.Prefix)
 		}
 	}
 	return f
@@ -83,12 +50,12 @@ func (s *Server) listEvents(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	views := make([]eventView, len(items))
+	views := make([]rental.Event, len(items))
 	for i, e := range items {
 		views[i] = view(c.acct(), e)
 	}
 	return http.StatusOK, result(s, p, views, more, position(
-		func(e eventView) rental.Time { return e.CreatedAt }, func(e eventView) string { return e.ID })), nil
+		func(e rental.Event) rental.Time { return e.CreatedAt }, func(e rental.Event) string { return e.ID })), nil
 }
 
 func (s *Server) getEvent(c *call) (int, any, error) {

@@ -80,7 +80,7 @@ func (p *pager) context() []byte {
 	if p.page.Asc {
 		order = "asc"
 	}
-	return []byte(p.c.acct().ID + "\n" + p.c.r.Pattern + "\n" + p.filters + "\n" + order)
+	return []byte(p.c.caller.key.App.ID + "\n" + p.c.caller.accountID() + "\n" + p.c.r.Pattern + "\n" + p.filters + "\n" + order)
 }
 
 func (s *Server) openCursor(p *pager, cursor string) (*store.Position, error) {

@@ -54,6 +54,18 @@ func (s *Server) routes() {
 	s.handle("GET /v1/events", s.endpoint("", listQuery("type", "created_after"), s.listEvents))
 	s.handle("GET /v1/events/{event_id}", s.endpoint("", nil, s.getEvent))
 
+	// Webhook endpoints are the application's own, per mode.
+	s.handle("GET /v1/webhook-endpoints", s.appEndpoint(rental.ScopeWebhooksManage, listQuery(), s.listEndpoints))
+	s.handle("POST /v1/webhook-endpoints", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.createEndpoint))
+	s.handle("GET /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.getEndpoint))
+	s.handle("PATCH /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.updateEndpoint))
+	s.handle("DELETE /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.deleteEndpoint))
+	s.handle("POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.rotateSecret))
+	s.handle("POST /v1/webhook-endpoints/{endpoint_id}/test", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.testEndpoint))
+	s.handle("GET /v1/webhook-endpoints/{endpoint_id}/deliveries", s.appEndpoint(rental.ScopeWebhooksManage, listQuery("status", "event_id"), s.listDeliveries))
+	s.handle("GET /v1/webhook-deliveries/{delivery_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.getDelivery))
+	s.handle("POST /v1/webhook-deliveries/{delivery_id}/resend", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.resendDelivery))
+
 	s.handle("POST /v1/test-helpers/sandbox/reset", s.endpoint("", nil, s.resetSandbox))
 }
 

@@ -16,6 +16,7 @@ import (
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
+	"rentapi/internal/webhook"
 )
 
 // Config is what the API needs from its process.
@@ -36,6 +37,9 @@ type Config struct {
 	// processes share them; RedisPrefix namespaces the keys there.
 	RedisURL    string
 	RedisPrefix string
+	// Guard checks webhook URLs when they are registered; the job client's
+	// sender checks them again on every connection.
+	Guard webhook.Guard
 }
 
 // Server serves the API. It holds no request state between requests other
@@ -52,11 +56,12 @@ type Server struct {
 	limits   *limits
 	meter    *meter
 	doc      *document
+	guard    webhook.Guard
 }
 
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
-	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), wait: cfg.OverloadWait}
+	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), wait: cfg.OverloadWait, guard: cfg.Guard}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

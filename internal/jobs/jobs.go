@@ -1,6 +1,6 @@
 // Package jobs is the background work of the service, run by River on the
-// service's own database: periodic sweeps now (overdue bills, retention),
-// deliveries later. A job is inserted in the same transaction as the change
+// service's own database: webhook deliveries and the periodic sweeps
+// (overdue bills, retention). A job is inserted in the same transaction as the change
 // that needs it, so a crash never loses one; several processes over one
 // PostgreSQL database share the work, and each job runs once.
 package jobs
@@ -8,6 +8,7 @@ package jobs
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -16,7 +17,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 
+	"rentapi/internal/secret"
 	"rentapi/internal/store"
+	"rentapi/internal/webhook"
 )
 
 // OverdueArgs asks for a sweep of issued bills past their due date.
@@ -26,7 +29,7 @@ type OverdueArgs struct{}
 func (OverdueArgs) Kind() string { return "overdue_sweep" }
 
 // RetentionArgs asks for the deletion of data past its retention: events
-// (30 days) and stored idempotent responses (24 hours).
+// and webhook deliveries (30 days) and stored idempotent responses (24 hours).
 type RetentionArgs struct{}
 
 // Kind names the job in the queue.
@@ -37,6 +40,10 @@ type overdueWorker struct {
 	river.WorkerDefaults[OverdueArgs]
 	db *store.DB
 }
+
+// Timeout is none: a sweep over a large database may take a while, and
+// running twice is harmless.
+func (w *overdueWorker) Timeout(*river.Job[OverdueArgs]) time.Duration { return -1 }
 
 func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[OverdueArgs]) error {
 	_, err := SweepOverdue(ctx, w.db)
@@ -73,8 +80,14 @@ type retentionWorker struct {
 	db *store.DB
 }
 
+// Timeout is none, as for the overdue sweep.
+func (w *retentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return -1 }
+
 func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
 	if _, err := w.db.PurgeEvents(ctx); err != nil {
+		return err
+	}
+	if _, err := w.db.PurgeDeliveries(ctx); err != nil {
 		return err
 	}
 	_, err := w.db.PurgeIdempotency(ctx)
@@ -87,8 +100,19 @@ type Options struct {
 	OverdueEvery time.Duration
 	// RetentionEvery is how often old data is deleted; default an hour.
 	RetentionEvery time.Duration
-	// Workers is the number of jobs worked at once; default 10.
+	// Workers is the number of sweeps worked at once; default 10.
 	Workers int
+	// DeliveryWorkers is the number of webhook deliveries in flight at once;
+	// default 50.
+	DeliveryWorkers int
+	// Secret opens the endpoints' sealed signing secrets. Required.
+	Secret *secret.Secret
+	// Sender posts deliveries; default one that reaches only public
+	// HTTPS addresses.
+	Sender *webhook.Sender
+	// RescueAfter is how long a job may stay running before it is deemed
+	// lost with a crashed process and run again; default a minute.
+	RescueAfter time.Duration
 }
 
 // Client runs the service's jobs. It is River's client over the store's
@@ -107,13 +131,32 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = 10
 	}
+	if opts.DeliveryWorkers <= 0 {
+		opts.DeliveryWorkers = 50
+	}
+	if opts.Sender == nil {
+		opts.Sender = webhook.NewSender(webhook.Guard{}, nil)
+	}
+	if opts.RescueAfter <= 0 {
+		opts.RescueAfter = time.Minute
+	}
+	if opts.Secret == nil {
+		return nil, errors.New("jobs: a server secret is needed to sign webhook deliveries")
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &overdueWorker{db: db})
 	river.AddWorker(workers, &retentionWorker{db: db})
+	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret})
 	cfg := &river.Config{
-		Logger:  log,
-		Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: opts.Workers}},
-		Workers: workers,
+		Logger: log,
+		Queues: map[string]river.QueueConfig{
+			river.QueueDefault:  {MaxWorkers: opts.Workers},
+			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers},
+		},
+		Workers:              workers,
+		FetchPollInterval:    250 * time.Millisecond,
+		JobTimeout:           opts.RescueAfter / 2,
+		RescueStuckJobsAfter: opts.RescueAfter,
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(opts.OverdueEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return OverdueArgs{}, nil }, &river.PeriodicJobOpts{ID: "overdue", RunOnStart: true}),
@@ -121,6 +164,7 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 				func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil }, &river.PeriodicJobOpts{ID: "retention", RunOnStart: true}),
 		},
 	}
+	cfg.Test.Time = db.QueueTime()
 	if db.Engine() == store.Postgres {
 		return river.NewClient(riverdatabasesql.New(db.WritePool()), cfg)
 	}

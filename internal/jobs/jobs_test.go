@@ -46,7 +46,7 @@ func TestOverdueExactlyOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			c, err := jobs.New(db, slog.New(slog.DiscardHandler), jobs.Options{OverdueEvery: 50 * time.Millisecond})
+			c, err := jobs.New(db, slog.New(slog.DiscardHandler), jobs.Options{OverdueEvery: 50 * time.Millisecond, Secret: storetest.Secret(t)})
 			if err != nil {
 				t.Fatal(err)
 			}

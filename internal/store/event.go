@@ -11,31 +11,53 @@ import (
 )
 
 // RecordEvent stores an event of the account's landlord in the transaction
-// of the change it reports, so an event exists exactly when its change does.
-// obj is serialised here once, exactly as the API returns it, and that text
-// is what every later reader and delivery sends.
+// of the change it reports, so an event exists exactly when its change does,
+// and queues its deliveries to the webhook endpoints that want it in that
+// same transaction. obj is serialised here once, exactly as the API returns
+// it, and that text is what every later reader and delivery sends.
 //
 // Events of one transaction get strictly increasing times (a millisecond
 // apart at most), so they list in the order they happened.
 func (tx *Tx) RecordEvent(ctx context.Context, acct *rental.Account, typ string, obj any) error {
+	_, err := tx.recordEvent(ctx, acct, typ, obj, "")
+	return err
+}
+
+// RecordTestEvent stores a webhook.test event, which only the account's
+// application sees, and sends it to the one endpoint whatever that endpoint
+// subscribed to. It returns the delivery.
+func (tx *Tx) RecordTestEvent(ctx context.Context, acct *rental.Account, endpoint *rental.WebhookEndpoint) (*rental.Delivery, error) {
+	ids, err := tx.recordEvent(ctx, acct, "webhook.test", endpoint, endpoint.ID)
+	if err != nil {
+		return nil, err
+	}
+	return tx.GetDelivery(ctx, endpoint.ApplicationID, endpoint.Mode, ids[0])
+}
+
+func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string, obj any, only string) ([]string, error) {
 	if tx.quiet {
-		return nil
+		return nil, nil
 	}
 	if err := tx.Claim(ctx, acct); err != nil {
-		return err
+		return nil, err
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
-		return fmt.Errorf("store: event %s: %w", typ, err)
+		return nil, fmt.Errorf("store: event %s: %w", typ, err)
 	}
 	at := max(ms(tx.Now), tx.lastEvent+1)
 	tx.lastEvent = at
-	_, err = tx.c.ExecContext(ctx, `INSERT INTO events (id, landlord_id, mode, type, data, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
-		rental.NewID(rental.PrefixEvent), acct.LandlordID, string(acct.Mode()), typ, string(data), at)
-	if err != nil {
-		return fmt.Errorf("store: record event %s: %w", typ, err)
+	id := rental.NewID(rental.PrefixEvent)
+	var app any
+	if only != "" {
+		app = acct.ApplicationID
 	}
-	return nil
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		id, acct.LandlordID, string(acct.Mode()), typ, string(data), at, app)
+	if err != nil {
+		return nil, fmt.Errorf("store: record event %s: %w", typ, err)
+	}
+	return tx.fanOut(ctx, acct, rental.NewEvent(id, typ, acct.Mode(), acct.ID, rental.UnixMilli(at), data), only)
 }
 
 // CountEvents counts the landlord's events of a type, for tests and checks
@@ -87,6 +109,7 @@ type EventFilter struct {
 func (q *Queries) eventWhere(acct *rental.Account, f EventFilter, now time.Time) *where {
 	w := scoped(`SELECT `+eventColumns+` FROM events WHERE landlord_id = $1`, acct.LandlordID).
 		and("created_at >= ?", max(ms(now.Add(-EventRetention)), ms(acct.CreatedAt.Time))).
+		and("(application_id IS NULL OR application_id = ?)", acct.ApplicationID).
 		and("created_at >= ?", f.CreatedAfter)
 	switch {
 	case strings.HasSuffix(f.Type, "."):

@@ -19,12 +19,14 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
 	"modernc.org/sqlite"
-
 	sqlite3 "modernc.org/sqlite/lib"
+
 	"rentapi/internal/rental"
 )
 
@@ -48,6 +50,11 @@ type DB struct {
 	write  *sql.DB
 	read   *sql.DB
 	now    func() time.Time
+	// queue inserts jobs in the store's transactions; the jobs package's
+	// client works them.
+	queue *river.Client[*sql.Tx]
+	// movable is set when tests gave the clock.
+	movable bool
 }
 
 // Options tune Open. The zero value is the production setting.
@@ -59,7 +66,7 @@ type Options struct {
 // Open connects to dsn: "sqlite:PATH" or a "postgres://" (or
 // "postgresql://") URL. It does not migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	db := &DB{now: opts.Now}
+	db := &DB{now: opts.Now, movable: opts.Now != nil}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -97,6 +104,18 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	default:
 		return nil, fmt.Errorf("store: unknown database %q: use sqlite:PATH or a postgres:// URL", redactDSN(dsn))
 	}
+	var err error
+	cfg := &river.Config{}
+	cfg.Test.Time = db.QueueTime()
+	if db.engine == Postgres {
+		db.queue, err = river.NewClient(riverdatabasesql.New(db.write), cfg)
+	} else {
+		db.queue, err = river.NewClient(riversqlite.New(db.write), cfg)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: job queue: %w", err)
+	}
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err
@@ -121,6 +140,25 @@ func (db *DB) WritePool() *sql.DB { return db.write }
 
 // Now is the store's clock.
 func (db *DB) Now() time.Time { return db.now() }
+
+// QueueTime is the job queue's clock: nil, for the database's own, unless
+// tests gave the store a clock to move; then jobs follow that clock, so a
+// retry an hour away runs when the test moves the clock an hour on.
+func (db *DB) QueueTime() rivertype.TimeGenerator {
+	if !db.movable {
+		return nil
+	}
+	return queueTime(db.now)
+}
+
+type queueTime func() time.Time
+
+func (f queueTime) NowUTC() time.Time { return f().UTC() }
+
+func (f queueTime) NowUTCOrNil() *time.Time {
+	t := f().UTC()
+	return &t
+}
 
 // Ping checks that the database answers, for /readyz.
 func (db *DB) Ping(ctx context.Context) error {

@@ -1,0 +1,220 @@
+package api
+
+import (
+	"net/http"
+	"unicode/utf8"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+var endpointPosition = position(func(e rental.WebhookEndpoint) rental.Time { return e.CreatedAt }, func(e rental.WebhookEndpoint) string { return e.ID })
+
+var deliveryPosition = position(func(d rental.Delivery) rental.Time { return d.CreatedAt }, func(d rental.Delivery) string { return d.ID })
+
+var errEndpointDisabled = rental.Errorf(rental.KindConflict, "webhook_endpoint_disabled",
+	"The webhook endpoint is disabled; enable it (PATCH with status 'enabled') first.")
+
+// endpointChange is a create or update body, checked.
+type endpointChange struct {
+	url         rental.Optional[string]
+	events      rental.Optional[[]string]
+	description rental.Optional[string]
+	status      rental.Optional[string]
+}
+
+func (s *Server) endpointChange(body []byte, create bool) (store.EndpointSpec, error) {
+	var ch endpointChange
+	allowed := []string{"url", "enabled_events", "description"}
+	if !create {
+		allowed = append(allowed, "status")
+	}
+	f, err := parseObject(body, allowed...)
+	if err != nil {
+		return store.EndpointSpec{}, err
+	}
+	err = read(
+		into(&ch.url, f.string, "url"),
+		into(&ch.events, func(name string) (rental.Optional[[]string], error) {
+			return decode[[]string](f, name, "a list of event types, or [\"*\"]")
+		}, "enabled_events"),
+		into(&ch.description, f.string, "description"),
+		into(&ch.status, f.string, "status"),
+	)
+	if err != nil {
+		return store.EndpointSpec{}, err
+	}
+	var spec store.EndpointSpec
+	switch {
+	case create && !ch.url.Set:
+		return spec, rental.Missing("url")
+	case create && !ch.events.Set:
+		return spec, rental.Missing("enabled_events")
+	case ch.url.Set && ch.url.Null:
+		return spec, rental.Invalid("url", "url cannot be null.")
+	case ch.events.Set && ch.events.Null:
+		return spec, rental.Invalid("enabled_events", "enabled_events cannot be null; use [\"*\"] for every type.")
+	}
+	if ch.url.Set {
+		u, err := s.guard.Check(ch.url.Value)
+		if err != nil {
+			return spec, &rental.Error{Kind: rental.KindInvalid, Code: "invalid_url", Param: "url", Message: "url is refused: " + err.Error() + "."}
+		}
+		spec.URL = &u
+	}
+	if ch.events.Set {
+		if spec.EnabledEvents, err = rental.ParseEnabledEvents(ch.events.Value); err != nil {
+			return spec, err
+		}
+	}
+	if ch.description.Set {
+		var d *string
+		if !ch.description.Null {
+			if utf8.RuneCountInString(ch.description.Value) > 500 {
+				return spec, rental.Invalid("description", "description must be at most 500 characters.")
+			}
+			d = &ch.description.Value
+		}
+		spec.Description = &d
+	}
+	if ch.status.Set {
+		if v := ch.status.Value; ch.status.Null || (v != rental.EndpointEnabled && v != rental.EndpointDisabled) {
+			return spec, rental.Invalid("status", "status must be 'enabled' or 'disabled'.")
+		}
+		spec.Status = &ch.status.Value
+	}
+	return spec, nil
+}
+
+func (s *Server) createEndpoint(c *call) (int, any, error) {
+	spec, err := s.endpointChange(c.body, true)
+	if err != nil {
+		return 0, nil, err
+	}
+	secret := rental.NewSigningSecret()
+	seal := func(id string) string { return s.secret.Seal([]byte(secret), []byte(id)) }
+	k := c.caller.key
+	var desc *string
+	if spec.Description != nil {
+		desc = *spec.Description
+	}
+	e, err := c.tx.CreateEndpoint(c.ctx, &k.App, k.Developer.Plan, c.caller.mode, *spec.URL, spec.EnabledEvents, desc, seal)
+	if err != nil {
+		return 0, nil, err
+	}
+	e.Secret = secret
+	return http.StatusCreated, data{e}, nil
+}
+
+func (s *Server) listEndpoints(c *call) (int, any, error) {
+	p, err := s.newPager(c)
+	if err != nil {
+		return 0, nil, err
+	}
+	items, more, err := c.q.ListEndpoints(c.ctx, c.caller.key.App.ID, c.caller.mode, p.page)
+	return listed(s, p, endpointPosition, items, more, err)
+}
+
+func (s *Server) getEndpoint(c *call) (int, any, error) {
+	return found(c.q.GetEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id")))
+}
+
+func (s *Server) updateEndpoint(c *call) (int, any, error) {
+	spec, err := s.endpointChange(c.body, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	return found(c.tx.UpdateEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"), spec))
+}
+
+func (s *Server) deleteEndpoint(c *call) (int, any, error) {
+	if _, err := parseObject(c.body); err != nil {
+		return 0, nil, err
+	}
+	if err := c.tx.DeleteEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id")); err != nil {
+		return 0, nil, err
+	}
+	return http.StatusNoContent, nil, nil
+}
+
+func (s *Server) rotateSecret(c *call) (int, any, error) {
+	if _, err := parseObject(c.body); err != nil {
+		return 0, nil, err
+	}
+	id := c.r.PathValue("endpoint_id")
+	secret := rental.NewSigningSecret()
+	e, err := c.tx.RotateSecret(c.ctx, c.caller.key.App.ID, c.caller.mode, id, s.secret.Seal([]byte(secret), []byte(id)))
+	if err != nil {
+		return 0, nil, err
+	}
+	e.Secret = secret
+	return http.StatusOK, data{e}, nil
+}
+
+// testEndpoint sends a webhook.test event to the endpoint. The event belongs
+// to an account (the sandbox for a test key), so an unbound live key names
+// one in the header.
+func (s *Server) testEndpoint(c *call) (int, any, error) {
+	if _, err := parseObject(c.body); err != nil {
+		return 0, nil, err
+	}
+	e, err := c.tx.GetEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if e.Status != rental.EndpointEnabled {
+		return 0, nil, errEndpointDisabled
+	}
+	if c.acct() == nil {
+		return 0, nil, rental.Errorf(rental.KindForbidden, "account_required",
+			"A test event belongs to an account: send the %s header naming one linked to the application.", accountHeader)
+	}
+	d, err := c.tx.RecordTestEvent(c.ctx, c.acct(), e)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusAccepted, data{d}, nil
+}
+
+func (s *Server) listDeliveries(c *call) (int, any, error) {
+	q := c.r.URL.Query()
+	var f store.DeliveryFilter
+	var err error
+	if f.Status, err = queryEnum(q, "status", rental.DeliveryPending, rental.DeliverySucceeded, rental.DeliveryFailed); err != nil {
+		return 0, nil, err
+	}
+	if f.EventID, err = queryID(q, "event_id"); err != nil {
+		return 0, nil, err
+	}
+	p, err := s.newPager(c, "status", "event_id")
+	if err != nil {
+		return 0, nil, err
+	}
+	items, more, err := c.q.ListDeliveries(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"), f, p.page)
+	return listed(s, p, deliveryPosition, items, more, err)
+}
+
+func (s *Server) getDelivery(c *call) (int, any, error) {
+	return found(c.q.GetDelivery(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("delivery_id")))
+}
+
+func (s *Server) resendDelivery(c *call) (int, any, error) {
+	if _, err := parseObject(c.body); err != nil {
+		return 0, nil, err
+	}
+	app, mode := c.caller.key.App.ID, c.caller.mode
+	d, err := c.tx.GetDelivery(c.ctx, app, mode, c.r.PathValue("delivery_id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	if e, err := c.tx.GetEndpoint(c.ctx, app, mode, d.EndpointID); err != nil {
+		return 0, nil, err
+	} else if e.Status != rental.EndpointEnabled {
+		return 0, nil, errEndpointDisabled
+	}
+	d, err = c.tx.Resend(c.ctx, app, mode, d.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusAccepted, data{d}, nil
+}

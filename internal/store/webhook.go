@@ -1,0 +1,476 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"rentapi/internal/rental"
+)
+
+// DeliveryArgs is the job that sends one delivery. Generation is the
+// delivery's at the time the job was queued: a resend starts a new
+// generation, and a job of an older one does nothing.
+type DeliveryArgs struct {
+	DeliveryID string `json:"delivery_id"`
+	Generation int    `json:"generation"`
+}
+
+// Kind names the job in the queue.
+func (DeliveryArgs) Kind() string { return "webhook_delivery" }
+
+// DeliveryQueue is the queue deliveries run on, apart from the sweeps, so
+// a slow receiver never holds up overdue bills.
+const DeliveryQueue = "webhook"
+
+// InsertOpts puts every delivery on its queue with the spec's 8 attempts.
+func (DeliveryArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: DeliveryQueue, MaxAttempts: rental.MaxAttempts}
+}
+
+// enqueue queues jobs in the transaction: they exist exactly when it commits.
+func (tx *Tx) enqueue(ctx context.Context, jobs []river.InsertManyParams) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	if _, err := tx.db.queue.InsertManyTx(ctx, tx.tx, jobs); err != nil {
+		return fmt.Errorf("store: queue deliveries: %w", err)
+	}
+	return nil
+}
+
+// EndpointSpec is a new endpoint, or the changes to one (nil: unchanged).
+type EndpointSpec struct {
+	URL           *string
+	EnabledEvents []string
+	Description   **string
+	Status        *string
+}
+
+const endpointColumns = `id, application_id, mode, url, enabled_events, description, status, disabled_reason, created_at, updated_at`
+
+func scanEndpoint(sc interface{ Scan(...any) error }) (rental.WebhookEndpoint, error) {
+	e := rental.WebhookEndpoint{Object: "webhook_endpoint"}
+	var mode, events string
+	var created, updated int64
+	err := sc.Scan(&e.ID, &e.ApplicationID, &mode, &e.URL, &events, &e.Description, &e.Status, &e.DisabledReason, &created, &updated)
+	if err != nil {
+		return e, err
+	}
+	e.Mode, e.CreatedAt, e.UpdatedAt = rental.Mode(mode), rental.UnixMilli(created), rental.UnixMilli(updated)
+	if err := json.Unmarshal([]byte(events), &e.EnabledEvents); err != nil {
+		return e, fmt.Errorf("enabled_events: %w", err)
+	}
+	return e, nil
+}
+
+func eventsJSON(list []string) string {
+	b, _ := json.Marshal(list)
+	return string(b)
+}
+
+// CreateEndpoint adds an endpoint of the application in one mode, with its
+// signing secret sealed by the caller (seal is given the new endpoint's ID). The developer's plan limits how many
+// endpoints each mode has across all its applications; the developer's row
+// is locked while counting, so concurrent creates cannot pass the limit.
+func (tx *Tx) CreateEndpoint(ctx context.Context, app *rental.Application, plan rental.DeveloperPlan, mode rental.Mode,
+	url string, events []string, description *string, seal func(endpointID string) string) (*rental.WebhookEndpoint, error) {
+	if err := tx.execOne(ctx, "developer", app.DeveloperID, `UPDATE developers SET plan = plan WHERE id = $1`, app.DeveloperID); err != nil {
+		return nil, err
+	}
+	var n int
+	err := tx.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_endpoints e JOIN applications a ON a.id = e.application_id
+		WHERE a.developer_id = $1 AND e.mode = $2`, app.DeveloperID, string(mode)).Scan(&n)
+	if err != nil {
+		return nil, fmt.Errorf("store: count endpoints: %w", err)
+	}
+	if limit := plan.Limits().WebhookEndpoints; n >= limit {
+		return nil, rental.Errorf(rental.KindForbidden, "plan_limit_reached",
+			"The %s plan allows %d %s-mode webhook endpoints across the developer's applications; delete one or change plan.", plan, limit, mode)
+	}
+	id := rental.NewID(rental.PrefixWebhookEndpoint)
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, application_id, mode, url, enabled_events, description, status, secret, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		id, app.ID, string(mode), url, eventsJSON(events), description, rental.EndpointEnabled, seal(id), ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: create endpoint: %w", err)
+	}
+	return tx.GetEndpoint(ctx, app.ID, mode, id)
+}
+
+// GetEndpoint returns an endpoint of the application and mode.
+func (q *Queries) GetEndpoint(ctx context.Context, appID string, mode rental.Mode, id string) (*rental.WebhookEndpoint, error) {
+	return one(ctx, q, "webhook_endpoint", id, `SELECT `+endpointColumns+` FROM webhook_endpoints
+		WHERE application_id = $1 AND mode = $2 AND id = $3`, []any{appID, string(mode), id}, scanEndpoint)
+}
+
+// ListEndpoints returns a page of the application's endpoints of one mode.
+func (q *Queries) ListEndpoints(ctx context.Context, appID string, mode rental.Mode, p Page) ([]rental.WebhookEndpoint, bool, error) {
+	return list(ctx, q, `SELECT `+endpointColumns+` FROM webhook_endpoints WHERE application_id = $1 AND mode = $2`,
+		[]any{appID, string(mode)}, p, scanEndpoint)
+}
+
+// UpdateEndpoint changes an endpoint. Enabling it again clears the reason it
+// was disabled and the record of its failures.
+func (tx *Tx) UpdateEndpoint(ctx context.Context, appID string, mode rental.Mode, id string, s EndpointSpec) (*rental.WebhookEndpoint, error) {
+	w := &where{sql: `UPDATE webhook_endpoints SET updated_at = $1`, args: []any{ms(tx.Now)}}
+	set := func(col string, v any) {
+		w.args = append(w.args, v)
+		w.sql += fmt.Sprintf(", %s = $%d", col, len(w.args))
+	}
+	if s.URL != nil {
+		set("url", *s.URL)
+	}
+	if s.EnabledEvents != nil {
+		set("enabled_events", eventsJSON(s.EnabledEvents))
+	}
+	if s.Description != nil {
+		set("description", *s.Description)
+	}
+	if s.Status != nil {
+		set("status", *s.Status)
+		if *s.Status == rental.EndpointEnabled {
+			w.sql += ", disabled_reason = NULL, failing_since = NULL"
+		} else {
+			set("disabled_reason", "Disabled through the API.")
+		}
+	}
+	w.args = append(w.args, appID, string(mode), id)
+	n := len(w.args)
+	w.sql += fmt.Sprintf(" WHERE application_id = $%d AND mode = $%d AND id = $%d", n-2, n-1, n)
+	if err := tx.execOne(ctx, "webhook_endpoint", id, w.sql, w.args...); err != nil {
+		return nil, err
+	}
+	return tx.GetEndpoint(ctx, appID, mode, id)
+}
+
+// DeleteEndpoint removes an endpoint with its deliveries; queued jobs of
+// those deliveries find nothing and end.
+func (tx *Tx) DeleteEndpoint(ctx context.Context, appID string, mode rental.Mode, id string) error {
+	return tx.execOne(ctx, "webhook_endpoint", id, `DELETE FROM webhook_endpoints WHERE application_id = $1 AND mode = $2 AND id = $3`,
+		appID, string(mode), id)
+}
+
+// RotateSecret replaces the signing secret; the old one keeps signing next to
+// the new one until the overlap ends. Rotating again during an overlap
+// retires the oldest.
+func (tx *Tx) RotateSecret(ctx context.Context, appID string, mode rental.Mode, id, sealedSecret string) (*rental.WebhookEndpoint, error) {
+	err := tx.execOne(ctx, "webhook_endpoint", id, `UPDATE webhook_endpoints
+		SET old_secret = secret, old_secret_until = $1, secret = $2, updated_at = $3
+		WHERE application_id = $4 AND mode = $5 AND id = $6`,
+		ms(tx.Now.Add(rental.SecretOverlap)), sealedSecret, ms(tx.Now), appID, string(mode), id)
+	if err != nil {
+		return nil, err
+	}
+	return tx.GetEndpoint(ctx, appID, mode, id)
+}
+
+// target is an endpoint an event goes to, as the account of the
+// endpoint's application sees the event.
+type target struct {
+	endpointID, accountID string
+}
+
+// fanOut queues a delivery of a new event to every enabled endpoint that
+// wants it: endpoints of the same mode, of each application linked to the
+// landlord whose grant and own scopes allow reading the event's type.
+// Only, when set, sends to that one endpoint whatever it subscribed to (a
+// webhook.test).
+//
+// It returns the IDs of the deliveries it queued.
+func (tx *Tx) fanOut(ctx context.Context, acct *rental.Account, ev rental.Event, only string) ([]string, error) {
+	var targets []target
+	if only != "" {
+		targets = []target{{only, acct.ID}}
+	} else {
+		rows, err := tx.c.QueryContext(ctx, `SELECT e.id, e.enabled_events, a.id, a.scopes, app.scopes
+			FROM webhook_endpoints e
+			JOIN applications app ON app.id = e.application_id
+			JOIN accounts a ON a.application_id = e.application_id
+			WHERE a.landlord_id = $1 AND a.revoked_at IS NULL AND e.mode = $2 AND e.status = $3`,
+			acct.LandlordID, string(ev.Mode), rental.EndpointEnabled)
+		if err != nil {
+			return nil, fmt.Errorf("store: endpoints for event: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var t target
+			var events, granted, asked string
+			if err := rows.Scan(&t.endpointID, &events, &t.accountID, &granted, &asked); err != nil {
+				return nil, fmt.Errorf("store: endpoints for event: %w", err)
+			}
+			e := rental.WebhookEndpoint{}
+			if json.Unmarshal([]byte(events), &e.EnabledEvents) != nil || !e.Wants(ev.Type) {
+				continue
+			}
+			g, _ := rental.ParseScopes(granted)
+			a, _ := rental.ParseScopes(asked)
+			if g.Intersect(a).CanRead(ev.Type) {
+				targets = append(targets, t)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: endpoints for event: %w", err)
+		}
+		rows.Close()
+	}
+	jobs := make([]river.InsertManyParams, 0, len(targets))
+	ids := make([]string, 0, len(targets))
+	for _, t := range targets {
+		ev.AccountID = t.accountID
+		body, err := json.Marshal(ev)
+		if err != nil {
+			return nil, fmt.Errorf("store: delivery body: %w", err)
+		}
+		id := rental.NewID(rental.PrefixDelivery)
+		_, err = tx.c.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7)`, id, t.endpointID, ev.ID, ev.Type, string(body), rental.DeliveryPending, ms(ev.CreatedAt.Time))
+		if err != nil {
+			return nil, fmt.Errorf("store: create delivery: %w", err)
+		}
+		jobs = append(jobs, river.InsertManyParams{Args: DeliveryArgs{DeliveryID: id, Generation: 1}})
+		ids = append(ids, id)
+	}
+	return ids, tx.enqueue(ctx, jobs)
+}
+
+const deliveryColumns = `id, endpoint_id, event_id, event_type, body, status, attempts, generation, next_attempt_at, created_at, updated_at`
+
+func scanDelivery(sc interface{ Scan(...any) error }) (rental.Delivery, error) {
+	d := rental.Delivery{Object: "webhook_delivery", Attempts: []rental.Attempt{}}
+	var next sql.NullInt64
+	var created, updated int64
+	err := sc.Scan(&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &d.Body, &d.Status, &d.AttemptCount, &d.Generation, &next, &created, &updated)
+	if next.Valid {
+		t := rental.UnixMilli(next.Int64)
+		d.NextAttemptAt = &t
+	}
+	d.CreatedAt, d.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	return d, err
+}
+
+// DeliveryFilter narrows a delivery list.
+type DeliveryFilter struct {
+	Status  string
+	EventID string
+}
+
+// ListDeliveries returns a page of an endpoint's deliveries, each with its
+// attempts. A missing endpoint is not found, not an empty list.
+func (q *Queries) ListDeliveries(ctx context.Context, appID string, mode rental.Mode, endpointID string, f DeliveryFilter, p Page) ([]rental.Delivery, bool, error) {
+	if _, err := q.GetEndpoint(ctx, appID, mode, endpointID); err != nil {
+		return nil, false, err
+	}
+	w := scoped(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE endpoint_id = $1`, endpointID).
+		and("status = ?", f.Status).and("event_id = ?", f.EventID)
+	items, more, err := list(ctx, q, w.sql, w.args, p, scanDelivery)
+	if err != nil {
+		return nil, false, err
+	}
+	return items, more, q.attachAttempts(ctx, items)
+}
+
+// GetDelivery returns one delivery of the application's endpoints of the
+// mode, with its attempts.
+func (q *Queries) GetDelivery(ctx context.Context, appID string, mode rental.Mode, id string) (*rental.Delivery, error) {
+	d, err := one(ctx, q, "webhook_delivery", id, `SELECT `+deliveryColumns+` FROM webhook_deliveries
+		WHERE id = $1 AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE application_id = $2 AND mode = $3)`,
+		[]any{id, appID, string(mode)}, scanDelivery)
+	if err != nil {
+		return nil, err
+	}
+	list := []rental.Delivery{*d}
+	err = q.attachAttempts(ctx, list)
+	return &list[0], err
+}
+
+// attachAttempts reads the attempts of the deliveries, in order.
+func (q *Queries) attachAttempts(ctx context.Context, ds []rental.Delivery) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	index := make(map[string]int, len(ds))
+	args := make([]any, len(ds))
+	marks := make([]string, len(ds))
+	for i, d := range ds {
+		index[d.ID] = i
+		args[i] = d.ID
+		marks[i] = fmt.Sprintf("$%d", i+1)
+	}
+	rows, err := q.c.QueryContext(ctx, `SELECT delivery_id, attempt, attempted_at, status_code, duration_ms, error, response_body
+		FROM webhook_attempts WHERE delivery_id IN (`+strings.Join(marks, ", ")+`) ORDER BY delivery_id, attempt`, args...)
+	if err != nil {
+		return fmt.Errorf("store: attempts: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var a rental.Attempt
+		var at int64
+		if err := rows.Scan(&id, &a.Attempt, &at, &a.StatusCode, &a.DurationMS, &a.Error, &a.ResponseBody); err != nil {
+			return fmt.Errorf("store: attempts: %w", err)
+		}
+		a.AttemptedAt = rental.UnixMilli(at)
+		d := &ds[index[id]]
+		d.Attempts = append(d.Attempts, a)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: attempts: %w", err)
+	}
+	return nil
+}
+
+// Resend queues a delivery again at once, as a new generation with a fresh
+// run of attempts; the event and body are the same.
+func (tx *Tx) Resend(ctx context.Context, appID string, mode rental.Mode, id string) (*rental.Delivery, error) {
+	var gen int
+	err := tx.c.QueryRowContext(ctx, `UPDATE webhook_deliveries SET generation = generation + 1, status = $1, next_attempt_at = $2, updated_at = $2
+		WHERE id = $3 AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE application_id = $4 AND mode = $5)
+		RETURNING generation`, rental.DeliveryPending, ms(tx.Now), id, appID, string(mode)).Scan(&gen)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("webhook_delivery", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: resend: %w", err)
+	}
+	if err := tx.enqueue(ctx, []river.InsertManyParams{{Args: DeliveryArgs{DeliveryID: id, Generation: gen}}}); err != nil {
+		return nil, err
+	}
+	return tx.GetDelivery(ctx, appID, mode, id)
+}
+
+// DeliveryWork is what a delivery job needs: the delivery, where it goes,
+// and the sealed secrets that sign it.
+type DeliveryWork struct {
+	rental.Delivery
+	URL            string
+	EndpointStatus string
+	Secret         string
+	OldSecret      string
+	OldSecretUntil time.Time
+}
+
+// DeliveryWork loads a delivery for its job; not found once the endpoint is
+// deleted or the delivery purged.
+func (q *Queries) DeliveryWork(ctx context.Context, id string) (*DeliveryWork, error) {
+	var w DeliveryWork
+	var old sql.NullString
+	var until sql.NullInt64
+	var err error
+	w.Delivery, err = scanDelivery(scanAlso{q.c.QueryRowContext(ctx, `SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.body, d.status, d.attempts,
+			d.generation, d.next_attempt_at, d.created_at, d.updated_at, e.url, e.status, e.secret, e.old_secret, e.old_secret_until
+		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = $1`, id),
+		[]any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("webhook_delivery", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery: %w", err)
+	}
+	w.OldSecret = old.String
+	if until.Valid {
+		w.OldSecretUntil = time.UnixMilli(until.Int64)
+	}
+	return &w, nil
+}
+
+// scanAlso scans extra columns after those a scan function knows.
+type scanAlso struct {
+	row  interface{ Scan(...any) error }
+	more []any
+}
+
+func (s scanAlso) Scan(dest ...any) error { return s.row.Scan(append(dest, s.more...)...) }
+
+// AttemptOutcome is one finished attempt and what follows from it.
+type AttemptOutcome struct {
+	rental.Attempt
+	// Next is when the following attempt is due; nil when there is none.
+	Next *time.Time
+	// Final marks the last attempt of a run: success, or failure for good.
+	Final bool
+}
+
+// RecordAttempt logs an attempt of a delivery's generation and moves the
+// delivery on: succeeded, failed for good, or pending until Next. It keeps
+// the endpoint's record of failing: a success clears it, and an endpoint
+// whose deliveries have all failed for rental.FailingFor is disabled. An
+// attempt of a stale generation is logged but moves nothing. It reports
+// whether the delivery moved.
+func (tx *Tx) RecordAttempt(ctx context.Context, d *DeliveryWork, o AttemptOutcome) (bool, error) {
+	var attempts, gen int
+	var status string
+	err := tx.c.QueryRowContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = $2 WHERE id = $1
+		RETURNING attempts, generation, status`, d.ID, ms(tx.Now)).Scan(&attempts, &gen, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil // the endpoint was deleted meanwhile
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: record attempt: %w", err)
+	}
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response_body)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, attempts, ms(o.AttemptedAt.Time), o.StatusCode, o.DurationMS, o.Error, o.ResponseBody)
+	if err != nil {
+		return false, fmt.Errorf("store: record attempt: %w", err)
+	}
+	if gen != d.Generation || status != rental.DeliveryPending {
+		return false, nil
+	}
+	next := nullMs(o.Next)
+	status = rental.DeliveryPending
+	switch {
+	case o.Succeeded():
+		status, next = rental.DeliverySucceeded, nil
+	case o.Final:
+		status, next = rental.DeliveryFailed, nil
+	}
+	if _, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $2, next_attempt_at = $3 WHERE id = $1`, d.ID, status, next); err != nil {
+		return false, fmt.Errorf("store: record attempt: %w", err)
+	}
+	if o.Succeeded() {
+		_, err = tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, d.EndpointID)
+	} else {
+		_, err = tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2) WHERE id = $1`, d.EndpointID, ms(tx.Now))
+		if err == nil {
+			_, err = tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET status = $2, disabled_reason = $3, updated_at = $4
+				WHERE id = $1 AND status = $5 AND failing_since <= $6`, d.EndpointID, rental.EndpointDisabled,
+				"Every delivery failed for 3 days; fix the receiver, then enable the endpoint again.", ms(tx.Now),
+				rental.EndpointEnabled, ms(tx.Now.Add(-rental.FailingFor)))
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("store: endpoint health: %w", err)
+	}
+	return true, nil
+}
+
+// AbandonDelivery ends a pending delivery of the generation without an
+// attempt, when its endpoint is disabled.
+func (tx *Tx) AbandonDelivery(ctx context.Context, id string, generation int) error {
+	_, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $1, next_attempt_at = NULL, updated_at = $2
+		WHERE id = $3 AND generation = $4 AND status = $5`, rental.DeliveryFailed, ms(tx.Now), id, generation, rental.DeliveryPending)
+	if err != nil {
+		return fmt.Errorf("store: abandon delivery: %w", err)
+	}
+	return nil
+}
+
+// DeliveryRetention is how long deliveries and their attempts are listed.
+const DeliveryRetention = 30 * 24 * time.Hour
+
+// PurgeDeliveries deletes deliveries (with their attempts) past retention
+// that are no longer pending.
+func (db *DB) PurgeDeliveries(ctx context.Context) (int64, error) {
+	res, err := db.write.ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE created_at < $1 AND status <> $2`,
+		ms(db.now().Add(-DeliveryRetention)), rental.DeliveryPending)
+	if err != nil {
+		return 0, fmt.Errorf("store: purge deliveries: %w", err)
+	}
+	return res.RowsAffected()
+}
