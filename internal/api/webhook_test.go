@@ -221,13 +221,13 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 			}
 		}
 		for body, param := range map[string]string{
-			`{"enabled_events":["*"]}`:                                   "url",
-			`{"url":"https://a.example.com/"}`:                           "enabled_events",
-			`{"url":"https://a.example.com/","enabled_events":[]}`:       "enabled_events",
-			`{"url":"https://a.example.com/","enabled_events":["nope"]}`: "enabled_events",
-			`{"url":"https://a.example.com/","enabled_events":["*","bill.created"]}`: "enabled_events",
-			`{"url":"https://a.example.com/","enabled_events":"*"}`:                  "enabled_events",
-			`{"url":"https://a.example.com/","enabled_events":["*"],"mode":"live"}`:  "mode",
+			`{"enabled_events":["*"]}`:                                                    "url",
+			`{"url":"https://a.example.com/"}`:                                            "enabled_events",
+			`{"url":"https://a.example.com/","enabled_events":[]}`:                        "enabled_events",
+			`{"url":"https://a.example.com/","enabled_events":["nope"]}`:                  "enabled_events",
+			`{"url":"https://a.example.com/","enabled_events":["*","bill.created"]}`:      "enabled_events",
+			`{"url":"https://a.example.com/","enabled_events":"*"}`:                       "enabled_events",
+			`{"url":"https://a.example.com/","enabled_events":["*"],"mode":"live"}`:       "mode",
 			`{"url":"https://a.example.com/","enabled_events":["*"],"status":"disabled"}`: "status",
 		} {
 			res := create(key, body)

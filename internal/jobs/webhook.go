@@ -26,7 +26,9 @@ type deliveryWorker struct {
 }
 
 // Timeout leaves room for the receiver's 10 seconds and the bookkeeping.
-func (w *deliveryWorker) Timeout(*river.Job[store.DeliveryArgs]) time.Duration { return 30 * time.Second }
+func (w *deliveryWorker) Timeout(*river.Job[store.DeliveryArgs]) time.Duration {
+	return 30 * time.Second
+}
 
 // NextRetry follows the spec's schedule from the failed attempt's time.
 func (w *deliveryWorker) NextRetry(job *river.Job[store.DeliveryArgs]) time.Time {

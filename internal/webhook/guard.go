@@ -34,38 +34,38 @@ var blocked = func() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{
 		// IPv4
-		"0.0.0.0/8",          // "this network", unspecified
-		"10.0.0.0/8",         // private
-		"100.64.0.0/10",      // carrier-grade NAT
-		"127.0.0.0/8",        // loopback
-		"169.254.0.0/16",     // link-local, cloud metadata
-		"172.16.0.0/12",      // private
-		"192.0.0.0/24",       // IETF protocol assignments
-		"192.0.2.0/24",       // documentation
-		"192.31.196.0/24",    // AS112
-		"192.52.193.0/24",    // AMT
-		"192.88.99.0/24",     // 6to4 relay anycast
-		"192.168.0.0/16",     // private
-		"192.175.48.0/24",    // AS112
-		"198.18.0.0/15",      // benchmarking
-		"198.51.100.0/24",    // documentation
-		"203.0.113.0/24",     // documentation
-		"224.0.0.0/4",        // multicast
-		"240.0.0.0/4",        // reserved, broadcast
+		"0.0.0.0/8",       // "this network", unspecified
+		"10.0.0.0/8",      // private
+		"100.64.0.0/10",   // carrier-grade NAT
+		"127.0.0.0/8",     // loopback
+		"169.254.0.0/16",  // link-local, cloud metadata
+		"172.16.0.0/12",   // private
+		"192.0.0.0/24",    // IETF protocol assignments
+		"192.0.2.0/24",    // documentation
+		"192.31.196.0/24", // AS112
+		"192.52.193.0/24", // AMT
+		"192.88.99.0/24",  // 6to4 relay anycast
+		"192.168.0.0/16",  // private
+		"192.175.48.0/24", // AS112
+		"198.18.0.0/15",   // benchmarking
+		"198.51.100.0/24", // documentation
+		"203.0.113.0/24",  // documentation
+		"224.0.0.0/4",     // multicast
+		"240.0.0.0/4",     // reserved, broadcast
 		// IPv6
-		"::/96",          // unspecified, loopback, IPv4-compatible
-		"::ffff:0:0/96",  // IPv4-mapped (unmapped before the check)
+		"::/96",           // unspecified, loopback, IPv4-compatible
+		"::ffff:0:0/96",   // IPv4-mapped (unmapped before the check)
 		"::ffff:0:0:0/96", // IPv4-translated
-		"64:ff9b:1::/48", // local-use NAT64
-		"100::/64",       // discard-only
-		"2001::/23",      // IETF protocol assignments: Teredo, benchmarking, ORCHID
-		"2001:db8::/32",  // documentation
-		"3fff::/20",      // documentation
-		"5f00::/16",      // segment routing SIDs
-		"fc00::/7",       // unique local
-		"fe80::/10",      // link-local
-		"fec0::/10",      // site-local (deprecated)
-		"ff00::/8",       // multicast
+		"64:ff9b:1::/48",  // local-use NAT64
+		"100::/64",        // discard-only
+		"2001::/23",       // IETF protocol assignments: Teredo, benchmarking, ORCHID
+		"2001:db8::/32",   // documentation
+		"3fff::/20",       // documentation
+		"5f00::/16",       // segment routing SIDs
+		"fc00::/7",        // unique local
+		"fe80::/10",       // link-local
+		"fec0::/10",       // site-local (deprecated)
+		"ff00::/8",        // multicast
 	} {
 		out = append(out, netip.MustParsePrefix(s))
 	}

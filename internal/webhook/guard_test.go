@@ -20,44 +20,44 @@ import (
 
 // Every one of these is refused when it is registered.
 var hostile = []string{
-	"http://hooks.example.com/webhook",               // not https
-	"ftp://hooks.example.com/webhook",                // not https
-	"https://127.0.0.1/hook",                         // loopback
-	"https://127.1/hook",                             // short loopback form
-	"https://0x7f000001/hook",                        // hex loopback
-	"https://2130706433/hook",                        // decimal loopback
-	"https://0177.0.0.1/hook",                        // octal loopback
-	"https://0x7f.0.0.1/hook",                        // mixed hex
-	"https://[::1]/hook",                             // IPv6 loopback
-	"https://[::ffff:127.0.0.1]/hook",                // IPv4-mapped loopback
-	"https://[::ffff:7f00:1]/hook",                   // IPv4-mapped loopback, hex
-	"https://[::127.0.0.1]/hook",                     // IPv4-compatible
-	"https://0.0.0.0/hook",                           // unspecified
-	"https://[::]/hook",                              // unspecified
-	"https://10.0.0.5/hook",                          // RFC 1918
-	"https://172.16.3.4/hook",                        // RFC 1918
-	"https://192.168.1.1/hook",                       // RFC 1918
-	"https://169.254.169.254/latest/meta-data/",      // cloud metadata, link-local
-	"https://[fe80::1]/hook",                         // IPv6 link-local
-	"https://[fe80::1%25eth0]/hook",                  // zoned
-	"https://[fd00::1]/hook",                         // ULA
-	"https://100.64.0.1/hook",                        // CGNAT
-	"https://224.0.0.1/hook",                         // multicast
-	"https://[ff02::1]/hook",                         // IPv6 multicast
-	"https://255.255.255.255/hook",                   // broadcast
-	"https://198.18.0.1/hook",                        // benchmarking
-	"https://192.0.2.10/hook",                        // documentation
-	"https://[2001:db8::1]/hook",                     // documentation
-	"https://[64:ff9b::a00:1]/hook",                  // NAT64 of 10.0.0.1
-	"https://[64:ff9b::7f00:1]/hook",                 // NAT64 of 127.0.0.1
-	"https://[2002:7f00:1::1]/hook",                  // 6to4 of 127.0.0.1
-	"https://[2002:a9fe:a9fe::1]/hook",               // 6to4 of 169.254.169.254
+	"http://hooks.example.com/webhook",                // not https
+	"ftp://hooks.example.com/webhook",                 // not https
+	"https://127.0.0.1/hook",                          // loopback
+	"https://127.1/hook",                              // short loopback form
+	"https://0x7f000001/hook",                         // hex loopback
+	"https://2130706433/hook",                         // decimal loopback
+	"https://0177.0.0.1/hook",                         // octal loopback
+	"https://0x7f.0.0.1/hook",                         // mixed hex
+	"https://[::1]/hook",                              // IPv6 loopback
+	"https://[::ffff:127.0.0.1]/hook",                 // IPv4-mapped loopback
+	"https://[::ffff:7f00:1]/hook",                    // IPv4-mapped loopback, hex
+	"https://[::127.0.0.1]/hook",                      // IPv4-compatible
+	"https://0.0.0.0/hook",                            // unspecified
+	"https://[::]/hook",                               // unspecified
+	"https://10.0.0.5/hook",                           // RFC 1918
+	"https://172.16.3.4/hook",                         // RFC 1918
+	"https://192.168.1.1/hook",                        // RFC 1918
+	"https://169.254.169.254/latest/meta-data/",       // cloud metadata, link-local
+	"https://[fe80::1]/hook",                          // IPv6 link-local
+	"https://[fe80::1%25eth0]/hook",                   // zoned
+	"https://[fd00::1]/hook",                          // ULA
+	"https://100.64.0.1/hook",                         // CGNAT
+	"https://224.0.0.1/hook",                          // multicast
+	"https://[ff02::1]/hook",                          // IPv6 multicast
+	"https://255.255.255.255/hook",                    // broadcast
+	"https://198.18.0.1/hook",                         // benchmarking
+	"https://192.0.2.10/hook",                         // documentation
+	"https://[2001:db8::1]/hook",                      // documentation
+	"https://[64:ff9b::a00:1]/hook",                   // NAT64 of 10.0.0.1
+	"https://[64:ff9b::7f00:1]/hook",                  // NAT64 of 127.0.0.1
+	"https://[2002:7f00:1::1]/hook",                   // 6to4 of 127.0.0.1
+	"https://[2002:a9fe:a9fe::1]/hook",                // 6to4 of 169.254.169.254
 	"https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", // Teredo
-	"https://localhost/hook",                         // internal name
-	"https://api.localhost/hook",                     // internal name
+	"https://localhost/hook",                          // internal name
+	"https://api.localhost/hook",                      // internal name
 	"https://metadata.google.internal/computeMetadata/v1/",
 	"https://printer.local/hook",
-	"https://intranet/hook",                   // single label
+	"https://intranet/hook",                    // single label
 	"https://user:pass@hooks.example.com/hook", // credentials
 	"https://hooks.example.com:99999/hook",     // bad port
 	"https://hooks..example.com/hook",          // empty label
