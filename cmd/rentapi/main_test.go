@@ -4,13 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -211,5 +215,95 @@ func TestRunErrors(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if err := run(t.Context(), []string{"migrate"}, getenv, nil, &stdout, &stderr); err != nil {
 		t.Fatalf("migrate: %v %s", err, stderr.String())
+	}
+}
+
+// Crash safety of webhook deliveries: the process is killed (SIGKILL) while
+// 1,000 deliveries are pending, some of them in flight; after a restart
+// every event reaches the receiver at least once.
+func TestWebhooksSurviveAKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the binary twice and waits for 1,000 deliveries")
+	}
+	bin := buildBinary(t)
+	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "crash.db")}
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbs["postgres"] = storetest.Postgres(t).DSN
+	}
+	for name, dsn := range dbs {
+		t.Run(name, func(t *testing.T) {
+			// The receiver holds every request until the first process is
+			// gone, then takes everything.
+			var mu sync.Mutex
+			got := map[string]int{}
+			hold := make(chan struct{})
+			recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				select {
+				case <-hold:
+				case <-r.Context().Done():
+					return
+				}
+				var ev struct{ ID string }
+				json.NewDecoder(r.Body).Decode(&ev)
+				mu.Lock()
+				got[ev.ID]++
+				mu.Unlock()
+			}))
+			defer recv.Close()
+
+			env := []string{"RENTAPI_DB=" + dsn, "RENTAPI_SECRET_FILE=" + filepath.Join(t.TempDir(), "secret")}
+			args := []string{"--webhook-allow-loopback", "--rate-limits=false", "--job-rescue-after", "3s"}
+			srv := startServer(t, bin, env, args...)
+			if status, ep := srv.call(t, srv.key, "POST", "/v1/webhook-endpoints", `{"url":"`+recv.URL+`/hook","enabled_events":["*"]}`); status != 201 {
+				t.Fatalf("create endpoint: %d %v", status, ep)
+			}
+			status, p := srv.call(t, srv.key, "POST", "/v1/properties", `{"name":"Crash","electricity_rate":800,"water_rate":1800}`)
+			if status != 201 {
+				t.Fatalf("create property: %d %v", status, p)
+			}
+			id := p["data"].(map[string]any)["id"].(string)
+			for i := range 999 {
+				if status, _ := srv.call(t, srv.key, "PATCH", "/v1/properties/"+id, fmt.Sprintf(`{"name":"Crash %d"}`, i)); status != 200 {
+					t.Fatalf("update %d: %d", i, status)
+				}
+			}
+			srv.cmd.Process.Signal(syscall.SIGKILL)
+			srv.cmd.Wait()
+			close(hold)
+
+			key := srv.key
+			srv = startServer(t, bin, env, args...)
+			var want []string
+			path := "/v1/events?limit=100"
+			for {
+				status, page := srv.call(t, key, "GET", path, "")
+				if status != 200 {
+					t.Fatalf("events: %d %v", status, page)
+				}
+				for _, ev := range page["data"].([]any) {
+					want = append(want, ev.(map[string]any)["id"].(string))
+				}
+				pg := page["pagination"].(map[string]any)
+				if pg["has_more"] != true {
+					break
+				}
+				path = "/v1/events?limit=100&cursor=" + pg["next_cursor"].(string)
+			}
+			if len(want) != 1000 {
+				t.Fatalf("%d events, want 1000", len(want))
+			}
+			missing := want
+			for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+				mu.Lock()
+				missing = slices.DeleteFunc(missing, func(id string) bool { return got[id] > 0 })
+				mu.Unlock()
+				if len(missing) == 0 {
+					break
+				}
+			}
+			if len(missing) > 0 {
+				t.Fatalf("%d of 1000 events never arrived after the restart, e.g. %s\n%s", len(missing), missing[0], srv.stderr)
+			}
+		})
 	}
 }

@@ -30,10 +30,19 @@ func (w *deliveryWorker) Timeout(*river.Job[store.DeliveryArgs]) time.Duration {
 	return 30 * time.Second
 }
 
-// NextRetry follows the spec's schedule from the failed attempt's time.
+// NextRetry follows the spec's schedule from the failed attempt's time. A
+// run that ended without logging its attempt (the process died, or the
+// database failed) is retried at once: the receiver may not have been
+// called at all, and a crash should cost no delivery a minute.
 func (w *deliveryWorker) NextRetry(job *river.Job[store.DeliveryArgs]) time.Time {
 	next, ok := w.next(job)
 	if !ok {
+		return w.db.Now()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := w.db.Read().DeliveryWork(ctx, job.Args.DeliveryID)
+	if err == nil && (d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(next.Truncate(time.Millisecond))) {
 		return w.db.Now()
 	}
 	return next
