@@ -48,11 +48,15 @@ CREATE TABLE webhook_attempts (
     PRIMARY KEY (delivery_id, attempt)
 );
 
+-- Each event looks up the landlord's links to find their endpoints.
+CREATE INDEX accounts_landlord ON accounts (landlord_id);
+
 -- An event only one application may see (webhook.test); NULL for the rest.
 ALTER TABLE events ADD COLUMN application_id TEXT;
 
 -- +goose Down
 ALTER TABLE events DROP COLUMN application_id;
+DROP INDEX accounts_landlord;
 DROP TABLE webhook_attempts;
 DROP TABLE webhook_deliveries;
 DROP TABLE webhook_endpoints;
