@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
@@ -16,7 +17,7 @@ import (
 // or a key), because scripts and tests read it.
 func (e environment) admin(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("admin: name a tool: create-app, create-key, create-landlord, link-account")
+		return errors.New("admin: name a tool: create-app, create-key, create-landlord, set-promptpay, link-account")
 	}
 	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
@@ -66,6 +67,19 @@ func (e environment) admin(ctx context.Context, args []string) error {
 				return err
 			})
 			return id, err
+		}
+	case "set-promptpay":
+		landlord := fs.String("landlord", "", "landlord ID (ll_...)")
+		kind := fs.String("kind", promptpay.Mobile, "receiver: mobile, national_id, tax_id, ewallet or biller")
+		id := fs.String("id", "", "the mobile number, national or tax ID, e-wallet ID or 15-digit biller ID")
+		ref2 := fs.String("ref2", "", "biller only: Ref2 on every QR (Ref1 is each payment's reference)")
+		tool = func(db *store.DB, _ *secret.Secret) (string, error) {
+			var r promptpay.Receiver
+			err := db.InTx(ctx, func(tx *store.Tx) (err error) {
+				r, err = tx.SetPromptPay(ctx, *landlord, promptpay.Receiver{Kind: *kind, ID: *id, Ref2: *ref2})
+				return err
+			})
+			return r.Kind + " " + r.ID, err
 		}
 	case "link-account":
 		appID := fs.String("app", "", "application ID (default: the demo application)")

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"rentapi/internal/secret"
@@ -77,3 +79,38 @@ func (e environment) migrate(ctx context.Context, args []string) error {
 	fmt.Fprintln(e.stderr, "rentapi: database is up to date")
 	return nil
 }
+
+// loadProviders reads the payment providers' file: one "name=secret" per
+// line, blank lines and lines starting with # ignored. Names are what
+// providers put in their callback URL; secrets sign their confirmations and
+// must be at least 16 characters. No file means no providers.
+func loadProviders(path string) (map[string]string, error) {
+	providers := map[string]string{}
+	if path == "" {
+		return providers, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("payment providers: %w", err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, sec, ok := strings.Cut(line, "=")
+		name, sec = strings.TrimSpace(name), strings.TrimSpace(sec)
+		switch {
+		case !ok || !providerName.MatchString(name):
+			return nil, fmt.Errorf("payment providers: %s line %d: want name=secret with a name of [a-z0-9_-], 1-40 characters", path, i+1)
+		case name == store.SandboxProvider:
+			return nil, fmt.Errorf("payment providers: %s line %d: %q is test mode's own provider", path, i+1, name)
+		case len(sec) < 16:
+			return nil, fmt.Errorf("payment providers: %s line %d: the secret of %s is shorter than 16 characters", path, i+1, name)
+		}
+		providers[name] = sec
+	}
+	return providers, nil
+}
+
+var providerName = regexp.MustCompile(`^[a-z0-9_-]{1,40}$`)

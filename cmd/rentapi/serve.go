@@ -14,6 +14,7 @@ import (
 	"rentapi/internal/jobs"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
+	"rentapi/internal/web"
 	"rentapi/internal/webhook"
 )
 
@@ -30,7 +31,15 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		"let webhook endpoints be http:// or https:// on a loopback address, for local receivers and tests; never in production (env RENTAPI_WEBHOOK_ALLOW_LOOPBACK=on)")
 	rescueAfter := fs.Duration("job-rescue-after", time.Minute,
 		"how long a job may stay running before it is taken as lost with a crashed process and run again")
+	publicURL := fs.String("public-url", e.getenv("RENTAPI_PUBLIC_URL"),
+		"the service's address as tenants' phones reach it, for payment page links, e.g. https://pay.example.com (env RENTAPI_PUBLIC_URL; default: http:// and the listening address)")
+	providersFile := fs.String("payment-providers", e.getenv("RENTAPI_PAYMENT_PROVIDERS"),
+		"file of payment providers whose signed confirmations are taken, one 'name=secret' per line (env RENTAPI_PAYMENT_PROVIDERS; default: none)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	providers, err := loadProviders(*providersFile)
+	if err != nil {
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
@@ -55,10 +64,6 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard})
-	if err != nil {
-		return err
-	}
 	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: *rescueAfter})
 	if err != nil {
 		return err
@@ -78,6 +83,15 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
+	if *publicURL == "" {
+		*publicURL = base
+	}
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard,
+		PublicURL: *publicURL, Providers: providers})
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	if created {
 		key, err := createKey(ctx, db, sec, app.ID, rental.ModeTest, "all", "Sandbox key", "", 0)
 		if err != nil {
@@ -91,7 +105,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
 
 	hs := &http.Server{
-		Handler:           srv,
+		Handler:           web.New(web.Config{DB: db, Log: log}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

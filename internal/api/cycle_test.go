@@ -81,6 +81,18 @@ func TestMonthlyCycle(t *testing.T) {
 		}
 		want(t, h.do(req{key: key, method: "POST", path: "/v1/bills/" + billNov["id"].(string) + "/issue"}), http.StatusConflict, "invalid_state")
 		want(t, h.do(req{key: key, method: "DELETE", path: "/v1/bills/" + billNov["id"].(string)}), http.StatusConflict, "invalid_state")
+		// The tenant pays November: a payment link, then the simulated payment.
+		link := do("POST", "/v1/bills/"+billNov["id"].(string)+"/payment-link", nil, 201)
+		if link["amount"] != 467450.0 || link["active"] != true {
+			t.Fatalf("payment link %v", link)
+		}
+		payment := do("POST", "/v1/test-helpers/payments", map[string]any{"bill_id": billNov["id"], "outcome": "paid"}, 200)
+		if payment["status"] != "paid" || payment["amount_paid"] != 467450.0 || payment["payment_url"] != link["url"] {
+			t.Fatalf("payment %v", payment)
+		}
+		if paid := do("GET", "/v1/bills/"+billNov["id"].(string), nil, 200); paid["status"] != "paid" || paid["amount_paid"] != 467450.0 {
+			t.Fatalf("paid bill %v", paid)
+		}
 		// Filters.
 		list := func(path string) int {
 			res := h.do(req{key: key, method: "GET", path: path})
@@ -92,7 +104,8 @@ func TestMonthlyCycle(t *testing.T) {
 			"/v1/bills?room_id=" + roomID + "&month=2026-10":                       1,
 			"/v1/bills?room_id=" + roomID + "&from_month=2026-11&to_month=2026-12": 1,
 			"/v1/bills?tenant_id=" + tenant["id"].(string):                         2,
-			"/v1/bills?property_id=" + prop["id"].(string) + "&status=issued":      2,
+			"/v1/bills?property_id=" + prop["id"].(string) + "&status=issued":      1,
+			"/v1/payments?bill_id=" + billNov["id"].(string) + "&status=paid":      1,
 			"/v1/meter-readings?room_id=" + roomID + "&from_month=2026-10":         2,
 			"/v1/tenants?room_id=" + roomID:                                        1,
 			"/v1/meters?room_id=" + roomID:                                         2,
@@ -143,7 +156,7 @@ func TestMonthlyCycle(t *testing.T) {
 		}
 		wantTypes := []string{"property.created", "room.created", "tenant.created", "room.updated", "meter.reading.created",
 			"property.updated", "meter.reading.created", "bill.created", "bill.created", "meter.reading.updated", "bill.updated",
-			"bill.updated", "tenant.deleted", "room.updated"}
+			"bill.updated", "payment.pending", "payment.paid", "bill.updated", "tenant.deleted", "room.updated"}
 		if fmt.Sprint(types) != fmt.Sprint(wantTypes) {
 			t.Fatalf("events\n got %v\nwant %v", types, wantTypes)
 		}
@@ -153,7 +166,7 @@ func TestMonthlyCycle(t *testing.T) {
 		if first["id"] != billOct["id"] || first["total"] != billOct["total"] {
 			t.Fatalf("bill.created carries %v", first)
 		}
-		if n := len(h.do(req{key: key, method: "GET", path: "/v1/events?type=bill.*"}).json()["data"].([]any)); n != 4 {
+		if n := len(h.do(req{key: key, method: "GET", path: "/v1/events?type=bill.*"}).json()["data"].([]any)); n != 5 {
 			t.Fatalf("%d bill.* events", n)
 		}
 	})

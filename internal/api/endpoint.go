@@ -246,15 +246,7 @@ func replay(sr store.StoredResponse) response {
 }
 
 func validIdempotencyKey(k string) bool {
-	if len(k) == 0 || len(k) > 255 {
-		return false
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x20 || k[i] > 0x7e {
-			return false
-		}
-	}
-	return true
+	return len(k) > 0 && len(k) <= 255 && printableASCII(k)
 }
 
 // readBody reads a write's body: at most maxBody bytes (413 beyond, checked

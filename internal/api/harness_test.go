@@ -27,6 +27,13 @@ import (
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
+	"rentapi/internal/web"
+)
+
+// The payment provider every test server takes confirmations from.
+const (
+	testProvider       = "kbank"
+	testProviderSecret = "prov_secret_for_tests_0123456789"
 )
 
 // contract is the OpenAPI document loaded once for all tests.
@@ -57,7 +64,10 @@ type harness struct {
 
 func newHarness(t *testing.T, e storetest.Engine, opts ...func(*api.Config)) *harness {
 	t.Helper()
-	cfg := api.Config{DB: e.DB, Secret: storetest.Secret(t)}
+	hs := httptest.NewUnstartedServer(nil)
+	t.Cleanup(hs.Close)
+	cfg := api.Config{DB: e.DB, Secret: storetest.Secret(t), PublicURL: "http://" + hs.Listener.Addr().String(),
+		Providers: map[string]string{testProvider: testProviderSecret}}
 	if os.Getenv("RENTAPI_TEST_LOG") != "" { // the server's log, to debug a failing test
 		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -68,8 +78,8 @@ func newHarness(t *testing.T, e storetest.Engine, opts ...func(*api.Config)) *ha
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
-	t.Cleanup(hs.Close)
+	hs.Config.Handler = web.New(web.Config{DB: e.DB, Log: cfg.Log}, srv)
+	hs.Start()
 	return &harness{t: t, e: e, sec: cfg.Secret, srv: srv, url: hs.URL}
 }
 

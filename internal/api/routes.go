@@ -50,6 +50,10 @@ func (s *Server) routes() {
 	s.handle("POST /v1/bills/{bill_id}/issue", s.endpoint(rental.ScopeBillsWrite, nil, s.issueBill))
 	s.handle("DELETE /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsWrite, nil, s.deleteBill))
 
+	s.handle("POST /v1/bills/{bill_id}/payment-link", s.endpoint(rental.ScopePaymentsWrite, nil, s.createPaymentLink))
+	s.handle("GET /v1/payments", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "status", "created_after", "created_before"), s.listPayments))
+	s.handle("GET /v1/payments/{payment_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getPayment))
+
 	// Events need no particular scope: each reader sees the types it can read.
 	s.handle("GET /v1/events", s.endpoint("", listQuery("type", "created_after"), s.listEvents))
 	s.handle("GET /v1/events/{event_id}", s.endpoint("", nil, s.getEvent))
@@ -67,6 +71,11 @@ func (s *Server) routes() {
 	s.handle("POST /v1/webhook-deliveries/{delivery_id}/resend", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.resendDelivery))
 
 	s.handle("POST /v1/test-helpers/sandbox/reset", s.endpoint("", nil, s.resetSandbox))
+	s.handle("POST /v1/test-helpers/payments", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulatePayment))
+
+	// The payment provider's confirmations: signed by the provider, not
+	// an API key, and no part of the developers' API (see the README).
+	s.mux.Handle("POST /provider/v1/confirmations/{provider}", s.handleConfirmation())
 }
 
 // handle registers a route and remembers its pattern for Routes.

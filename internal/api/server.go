@@ -7,10 +7,12 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"rentapi/internal/rental"
@@ -40,6 +42,12 @@ type Config struct {
 	// Guard checks webhook URLs when they are registered; the job client's
 	// sender checks them again on every connection.
 	Guard webhook.Guard
+	// PublicURL is the service's address as tenants' phones reach it
+	// (scheme and host, no trailing slash): payment pages live under it.
+	PublicURL string
+	// Providers are the payment providers whose signed confirmations are
+	// taken, each with its own secret.
+	Providers map[string]string
 }
 
 // Server serves the API. It holds no request state between requests other
@@ -57,11 +65,18 @@ type Server struct {
 	meter    *meter
 	doc      *document
 	guard    webhook.Guard
+	// publicURL is where payment pages are; providers sign confirmations.
+	publicURL string
+	providers map[string]string
 }
 
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
-	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), wait: cfg.OverloadWait, guard: cfg.Guard}
+	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), wait: cfg.OverloadWait, guard: cfg.Guard,
+		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers}
+	if s.publicURL == "" {
+		return nil, errors.New("api: the public URL of payment pages is not set")
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

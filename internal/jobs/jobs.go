@@ -1,6 +1,6 @@
 // Package jobs is the background work of the service, run by River on the
 // service's own database: webhook deliveries and the periodic sweeps
-// (overdue bills, retention). A job is inserted in the same transaction as the change
+// (overdue bills, expired payments, retention). A job is inserted in the same transaction as the change
 // that needs it, so a crash never loses one; several processes over one
 // PostgreSQL database share the work, and each job runs once.
 package jobs
@@ -35,62 +35,74 @@ type RetentionArgs struct{}
 // Kind names the job in the queue.
 func (RetentionArgs) Kind() string { return "retention_sweep" }
 
-// overdueWorker marks bills overdue.
-type overdueWorker struct {
-	river.WorkerDefaults[OverdueArgs]
-	db *store.DB
+// ExpiryArgs asks for a sweep of pending payments past their expiry.
+type ExpiryArgs struct{}
+
+// Kind names the job in the queue.
+func (ExpiryArgs) Kind() string { return "payment_expiry_sweep" }
+
+// sweepWorker runs one of the periodic sweeps.
+type sweepWorker[T river.JobArgs] struct {
+	river.WorkerDefaults[T]
+	sweep func(context.Context) error
 }
 
 // Timeout is none: a sweep over a large database may take a while, and
 // running twice is harmless.
-func (w *overdueWorker) Timeout(*river.Job[OverdueArgs]) time.Duration { return -1 }
+func (w *sweepWorker[T]) Timeout(*river.Job[T]) time.Duration { return -1 }
 
-func (w *overdueWorker) Work(ctx context.Context, _ *river.Job[OverdueArgs]) error {
-	_, err := SweepOverdue(ctx, w.db)
-	return err
-}
+func (w *sweepWorker[T]) Work(ctx context.Context, _ *river.Job[T]) error { return w.sweep(ctx) }
 
 // SweepOverdue marks overdue every issued bill unpaid at 00:00 Thailand time
-// after its due date, one landlord per transaction, and returns how many it
-// marked. Safe to run anywhere at any time: a bill turns overdue (and gets
-// its bill.overdue event) exactly once however many sweeps overlap.
+// after its due date, and returns how many it marked. Safe to run anywhere
+// at any time: a bill turns overdue (and gets its bill.overdue event)
+// exactly once however many sweeps overlap.
 func SweepOverdue(ctx context.Context, db *store.DB) (int, error) {
 	today := store.ThailandDate(db.Now())
 	landlords, err := db.Read().OverdueLandlords(ctx, today)
+	return perLandlord(ctx, db, "overdue bills", landlords, err, func(tx *store.Tx, id string) (int, error) {
+		return tx.MarkOverdue(ctx, id, today)
+	})
+}
+
+// SweepExpiredPayments expires every pending payment past its expiry and
+// returns how many; each gets its payment.failed exactly once, as above.
+func SweepExpiredPayments(ctx context.Context, db *store.DB) (int, error) {
+	landlords, err := db.Read().ExpiringLandlords(ctx, db.Now())
+	return perLandlord(ctx, db, "expired payments", landlords, err, func(tx *store.Tx, id string) (int, error) {
+		return tx.ExpirePayments(ctx, id)
+	})
+}
+
+// perLandlord runs a sweep's work one landlord per transaction, so one
+// landlord's writes are never held up by another's, and adds up its count.
+func perLandlord(ctx context.Context, db *store.DB, what string, landlords []string, err error, do func(*store.Tx, string) (int, error)) (int, error) {
 	if err != nil {
 		return 0, err
 	}
 	total := 0
 	for _, id := range landlords {
 		err := db.InTx(ctx, func(tx *store.Tx) error {
-			n, err := tx.MarkOverdue(ctx, id, today)
+			n, err := do(tx, id)
 			total += n
 			return err
 		})
 		if err != nil {
-			return total, fmt.Errorf("jobs: overdue bills of %s: %w", id, err)
+			return total, fmt.Errorf("jobs: %s of %s: %w", what, id, err)
 		}
 	}
 	return total, nil
 }
 
-// retentionWorker deletes what is past its retention.
-type retentionWorker struct {
-	river.WorkerDefaults[RetentionArgs]
-	db *store.DB
-}
-
-// Timeout is none, as for the overdue sweep.
-func (w *retentionWorker) Timeout(*river.Job[RetentionArgs]) time.Duration { return -1 }
-
-func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs]) error {
-	if _, err := w.db.PurgeEvents(ctx); err != nil {
+// retain deletes what is past its retention.
+func retain(ctx context.Context, db *store.DB) error {
+	if _, err := db.PurgeEvents(ctx); err != nil {
 		return err
 	}
-	if _, err := w.db.PurgeDeliveries(ctx); err != nil {
+	if _, err := db.PurgeDeliveries(ctx); err != nil {
 		return err
 	}
-	_, err := w.db.PurgeIdempotency(ctx)
+	_, err := db.PurgeIdempotency(ctx)
 	return err
 }
 
@@ -98,6 +110,9 @@ func (w *retentionWorker) Work(ctx context.Context, _ *river.Job[RetentionArgs])
 type Options struct {
 	// OverdueEvery is how often the overdue sweep runs; default a minute.
 	OverdueEvery time.Duration
+	// ExpiryEvery is how often pending payments past their expiry are
+	// expired; default 30 seconds.
+	ExpiryEvery time.Duration
 	// RetentionEvery is how often old data is deleted; default an hour.
 	RetentionEvery time.Duration
 	// Workers is the number of sweeps worked at once; default 10.
@@ -125,6 +140,9 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	if opts.OverdueEvery <= 0 {
 		opts.OverdueEvery = time.Minute
 	}
+	if opts.ExpiryEvery <= 0 {
+		opts.ExpiryEvery = 30 * time.Second
+	}
 	if opts.RetentionEvery <= 0 {
 		opts.RetentionEvery = time.Hour
 	}
@@ -144,8 +162,15 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		return nil, errors.New("jobs: a server secret is needed to sign webhook deliveries")
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &overdueWorker{db: db})
-	river.AddWorker(workers, &retentionWorker{db: db})
+	river.AddWorker(workers, &sweepWorker[OverdueArgs]{sweep: func(ctx context.Context) error {
+		_, err := SweepOverdue(ctx, db)
+		return err
+	}})
+	river.AddWorker(workers, &sweepWorker[ExpiryArgs]{sweep: func(ctx context.Context) error {
+		_, err := SweepExpiredPayments(ctx, db)
+		return err
+	}})
+	river.AddWorker(workers, &sweepWorker[RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
 	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret})
 	cfg := &river.Config{
 		Logger: log,
@@ -160,6 +185,8 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(opts.OverdueEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return OverdueArgs{}, nil }, &river.PeriodicJobOpts{ID: "overdue", RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(opts.ExpiryEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return ExpiryArgs{}, nil }, &river.PeriodicJobOpts{ID: "payment_expiry", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.RetentionEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil }, &river.PeriodicJobOpts{ID: "retention", RunOnStart: true}),
 		},

@@ -115,7 +115,10 @@ func (tx *Tx) saveBill(ctx context.Context, acct *rental.Account, b *rental.Bill
 	if err != nil {
 		return fmt.Errorf("store: update bill: %w", err)
 	}
-	return tx.RecordEvent(ctx, acct, "bill.updated", b)
+	if err := tx.RecordEvent(ctx, acct, "bill.updated", b); err != nil {
+		return err
+	}
+	return tx.settleBill(ctx, acct, b)
 }
 
 // IssueBill moves a draft to issued; any other state is 409 invalid_state.
@@ -157,26 +160,43 @@ func (tx *Tx) DeleteBill(ctx context.Context, acct *rental.Account, id string) e
 // OverdueLandlords lists the landlords with issued bills due before today
 // (a Thailand date, YYYY-MM-DD).
 func (q *Queries) OverdueLandlords(ctx context.Context, today string) ([]string, error) {
-	rows, err := q.c.QueryContext(ctx, `SELECT DISTINCT landlord_id FROM bills WHERE status = $1 AND due_date < $2`, rental.BillIssued, today)
+	return q.landlordsWhere(ctx, `SELECT DISTINCT landlord_id FROM bills WHERE status = $1 AND due_date < $2`, rental.BillIssued, today)
+}
+
+// MarkOverdue turns a landlord's issued bills due before today overdue and
+// records bill.overdue for each, exactly once however many sweeps overlap.
+func (tx *Tx) MarkOverdue(ctx context.Context, landlordID, today string) (int, error) {
+	return tx.sweep(ctx, landlordID, "bill.overdue",
+		`UPDATE bills SET status = $3, overdue_at = $2, updated_at = $2 WHERE landlord_id = $1 AND status = $4 AND due_date < $5 RETURNING id`,
+		[]any{rental.BillOverdue, rental.BillIssued, today},
+		func(acct *rental.Account, id string) (any, error) { return tx.GetBill(ctx, acct, id) })
+}
+
+// landlordsWhere runs a query for landlord IDs: who a sweep has work for.
+func (q *Queries) landlordsWhere(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := q.c.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: overdue landlords: %w", err)
+		return nil, fmt.Errorf("store: landlords to sweep: %w", err)
 	}
 	defer rows.Close()
 	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("store: overdue landlords: %w", err)
+			return nil, fmt.Errorf("store: landlords to sweep: %w", err)
 		}
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
 }
 
-// MarkOverdue turns a landlord's issued bills due before today overdue and
-// records bill.overdue for each. The conditional UPDATE makes it exactly
-// once: of two processes sweeping together, each bill changes in only one.
-func (tx *Tx) MarkOverdue(ctx context.Context, landlordID, today string) (int, error) {
+// sweep is one landlord's share of a periodic sweep: as the landlord's only
+// writer, it runs update, a conditional UPDATE ... RETURNING id whose $1 is
+// the landlord and $2 the transaction's time (then args), and records typ
+// for each object it changed, read back by get. The condition makes it
+// exactly once: of two processes sweeping together, each row changes in
+// only one.
+func (tx *Tx) sweep(ctx context.Context, landlordID, typ, update string, args []any, get func(*rental.Account, string) (any, error)) (int, error) {
 	acct, err := tx.landlordAccount(ctx, landlordID)
 	if err != nil {
 		return 0, err
@@ -184,31 +204,29 @@ func (tx *Tx) MarkOverdue(ctx context.Context, landlordID, today string) (int, e
 	if err := tx.Claim(ctx, acct); err != nil {
 		return 0, err
 	}
-	rows, err := tx.c.QueryContext(ctx, `UPDATE bills SET status = $1, overdue_at = $2, updated_at = $2
-		WHERE landlord_id = $3 AND status = $4 AND due_date < $5 RETURNING id`,
-		rental.BillOverdue, ms(tx.Now), landlordID, rental.BillIssued, today)
+	rows, err := tx.c.QueryContext(ctx, update, append([]any{landlordID, ms(tx.Now)}, args...)...)
 	if err != nil {
-		return 0, fmt.Errorf("store: mark overdue: %w", err)
+		return 0, fmt.Errorf("store: sweep %s: %w", typ, err)
 	}
 	var ids []string
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return 0, fmt.Errorf("store: mark overdue: %w", err)
+			return 0, fmt.Errorf("store: sweep %s: %w", typ, err)
 		}
 		ids = append(ids, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("store: mark overdue: %w", err)
+		return 0, fmt.Errorf("store: sweep %s: %w", typ, err)
 	}
 	for _, id := range ids {
-		b, err := tx.GetBill(ctx, acct, id)
+		obj, err := get(acct, id)
 		if err != nil {
 			return 0, err
 		}
-		if err := tx.RecordEvent(ctx, acct, "bill.overdue", b); err != nil {
+		if err := tx.RecordEvent(ctx, acct, typ, obj); err != nil {
 			return 0, err
 		}
 	}

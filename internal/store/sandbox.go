@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
 )
 
@@ -59,6 +60,10 @@ func sampleData() []sampleProperty {
 	}
 }
 
+// sandboxReceiver is where sandbox QRs point: a biller ID no bank routes,
+// so a sandbox QR scanned by mistake pays nobody.
+var sandboxReceiver = promptpay.Receiver{Kind: promptpay.Biller, ID: "000000000000000", Ref2: "SANDBOX"}
+
 // seedSandbox fills a sandbox account with the sample data, through the
 // same methods the API uses, without events (the sandbox starts with a
 // clean event log). The two months are last month (paid, with the payments
@@ -66,6 +71,9 @@ func sampleData() []sampleProperty {
 func (tx *Tx) seedSandbox(ctx context.Context, acct *rental.Account) error {
 	tx.quiet = true
 	defer func() { tx.quiet = false }()
+	if _, err := tx.SetPromptPay(ctx, acct.LandlordID, sandboxReceiver); err != nil {
+		return err
+	}
 	local := tx.Now.In(rental.Bangkok)
 	thisMonth := local.Format("2006-01")
 	lastMonth := rental.PreviousMonth(thisMonth)
@@ -162,7 +170,7 @@ func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if !acct.Sandbox {
 		return rental.Errorf(rental.KindForbidden, "test_mode_only", "Only a sandbox can be reset.")
 	}
-	for _, table := range []string{"payments", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events"} {
+	for _, table := range []string{"payment_confirmations", "payments", "payment_links", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events"} {
 		if _, err := tx.c.ExecContext(ctx, `DELETE FROM `+table+` WHERE landlord_id = $1`, acct.LandlordID); err != nil {
 			return fmt.Errorf("store: reset sandbox: %w", err)
 		}

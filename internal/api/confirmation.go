@@ -1,0 +1,140 @@
+package api
+
+import (
+	"crypto/hmac"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+	"rentapi/internal/webhook"
+)
+
+// ConfirmationTolerance is how far a confirmation's timestamp may be from
+// our clock: older ones are refused as possible replays of a captured
+// request (the transaction ID de-duplicates the rest).
+const ConfirmationTolerance = 5 * time.Minute
+
+// handleConfirmation takes a payment provider's confirmation: it checks the
+// provider's signature over the timestamp and the raw body, then records
+// the confirmation, exactly once per transaction ID.
+func (s *Server) handleConfirmation() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		provider := r.PathValue("provider")
+		body, err := readBody(w, r)
+		if err == nil {
+			err = s.verifyProvider(r, provider, body)
+		}
+		var conf rental.Confirmation
+		if err == nil {
+			conf, err = parseConfirmation(body)
+			conf.Provider = provider
+		}
+		var p *rental.Payment
+		var duplicate bool
+		if err == nil {
+			err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
+				p, duplicate, err = tx.ConfirmPayment(r.Context(), conf)
+				return err
+			})
+		}
+		if err != nil {
+			s.log.WarnContext(r.Context(), "payment confirmation refused", "request_id", requestID(r.Context()),
+				"provider", provider, "error", err.Error())
+			s.writeError(w, r, err)
+			return
+		}
+		s.log.InfoContext(r.Context(), "payment confirmation", "request_id", requestID(r.Context()), "provider", provider,
+			"transaction_id", conf.TransactionID, "payment_id", p.ID, "duplicate", duplicate)
+		renderJSON(http.StatusOK, map[string]any{"data": map[string]any{
+			"object": "payment_confirmation", "transaction_id": conf.TransactionID, "payment_id": p.ID,
+			"duplicate": duplicate, "payment_status": p.Status,
+		}}).write(w)
+	})
+}
+
+// verifyProvider checks the X-Provider-Signature header (one or more
+// comma-separated sha256=<hex> entries, so a provider can rotate its
+// secret) against the provider's secret, and the X-Provider-Timestamp
+// against the tolerance. An unknown provider gets the same answer as a
+// bad signature.
+func (s *Server) verifyProvider(r *http.Request, provider string, body []byte) error {
+	bad := rental.Errorf(rental.KindUnauthenticated, "invalid_signature",
+		"The X-Provider-Signature header does not match the body and timestamp for this provider.")
+	secret, ok := s.providers[provider]
+	if !ok || secret == "" {
+		return bad
+	}
+	ts, err := strconv.ParseInt(r.Header.Get("X-Provider-Timestamp"), 10, 64)
+	if err != nil {
+		return rental.Errorf(rental.KindUnauthenticated, "invalid_signature", "X-Provider-Timestamp must be the Unix time in seconds.")
+	}
+	if d := s.now().Sub(time.Unix(ts, 0)); d > ConfirmationTolerance || d < -ConfirmationTolerance {
+		return rental.Errorf(rental.KindUnauthenticated, "timestamp_out_of_tolerance",
+			"X-Provider-Timestamp is more than 5 minutes from the service's clock; sign each request when it is sent.")
+	}
+	want := []byte(webhook.Sign(secret, ts, body))
+	for entry := range strings.SplitSeq(r.Header.Get("X-Provider-Signature"), ",") {
+		if got, ok := strings.CutPrefix(strings.TrimSpace(entry), "sha256="); ok && hmac.Equal([]byte(got), want) {
+			return nil
+		}
+	}
+	return bad
+}
+
+// parseConfirmation validates a confirmation's body, naming the field at
+// fault.
+func parseConfirmation(body []byte) (rental.Confirmation, error) {
+	f, err := parseObject(body, "transaction_id", "payment_id", "amount", "currency", "paid_at")
+	if err != nil {
+		return rental.Confirmation{}, err
+	}
+	var c rental.Confirmation
+	if c.TransactionID, err = required(f, "transaction_id"); err != nil {
+		return c, err
+	}
+	if len(c.TransactionID) > 100 || !printableASCII(c.TransactionID) {
+		return c, rental.Invalid("transaction_id", "transaction_id must be 1-100 printable ASCII characters.")
+	}
+	if c.PaymentID, err = requiredID(f, "payment_id", "payment"); err != nil {
+		return c, err
+	}
+	amount, err := f.int("amount")
+	if err != nil {
+		return c, err
+	}
+	if !amount.Set || amount.Null {
+		return c, rental.Missing("amount")
+	}
+	if amount.Value < 1 || amount.Value > maxAmount {
+		return c, rental.Invalid("amount", "amount must be a positive number of satang, at most %d.", int64(maxAmount))
+	}
+	c.Amount = amount.Value
+	currency, err := required(f, "currency")
+	if err != nil {
+		return c, err
+	}
+	if currency != rental.Currency {
+		return c, rental.Invalid("currency", "currency must be THB.")
+	}
+	paid, err := f.time("paid_at")
+	if err != nil {
+		return c, err
+	}
+	if paid.Set && !paid.Null {
+		c.PaidAt = paid.Value.Time
+	}
+	return c, nil
+}
+
+// printableASCII reports whether s is only printable ASCII characters.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

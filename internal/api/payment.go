@@ -1,0 +1,125 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+var paymentPosition = position(func(p rental.Payment) rental.Time { return p.CreatedAt }, func(p rental.Payment) string { return p.ID })
+
+// maxAmount bounds any amount a client sends: a billion baht in satang.
+const maxAmount = 100_000_000_000
+
+func (s *Server) createPaymentLink(c *call) (int, any, error) {
+	if _, err := parseObject(c.body); err != nil {
+		return 0, nil, err
+	}
+	l, created, err := c.tx.CreatePaymentLink(c.ctx, c.acct(), c.r.PathValue("bill_id"), s.publicURL)
+	if err != nil {
+		return 0, nil, err
+	}
+	if created {
+		return http.StatusCreated, data{l}, nil
+	}
+	return http.StatusOK, data{l}, nil
+}
+
+func (s *Server) listPayments(c *call) (int, any, error) {
+	q := c.r.URL.Query()
+	var f store.PaymentFilter
+	var err error
+	if f.BillID, err = queryID(q, "bill_id"); err != nil {
+		return 0, nil, err
+	}
+	if f.Status, err = queryEnum(q, "status", rental.PaymentStatuses...); err != nil {
+		return 0, nil, err
+	}
+	if f.CreatedAfter, err = queryTime(q, "created_after"); err != nil {
+		return 0, nil, err
+	}
+	if f.CreatedBefore, err = queryTime(q, "created_before"); err != nil {
+		return 0, nil, err
+	}
+	p, err := s.newPager(c, "bill_id", "status", "created_after", "created_before")
+	if err != nil {
+		return 0, nil, err
+	}
+	items, more, err := c.q.ListPayments(c.ctx, c.acct(), f, p.page)
+	return listed(s, p, paymentPosition, items, more, err)
+}
+
+func (s *Server) getPayment(c *call) (int, any, error) {
+	return found(c.q.GetPayment(c.ctx, c.acct(), c.r.PathValue("payment_id")))
+}
+
+// Outcomes of a simulated payment.
+var outcomes = []string{rental.PaymentPaid, rental.PaymentExpired, rental.PaymentCanceled}
+
+// simulatePayment is the sandbox's tenant and provider in one request: it
+// takes the bill's payment link, opens the page as a tenant would
+// (payment.pending), and ends the payment as the provider's confirmation
+// (payment.paid, bill.updated) or the expiry would, through the very store
+// operations those use.
+func (s *Server) simulatePayment(c *call) (int, any, error) {
+	if err := testModeOnly(c); err != nil {
+		return 0, nil, err
+	}
+	f, err := parseObject(c.body, "bill_id", "outcome", "amount_paid")
+	if err != nil {
+		return 0, nil, err
+	}
+	billID, err := requiredID(f, "bill_id", "bill")
+	if err != nil {
+		return 0, nil, err
+	}
+	outcome, err := required(f, "outcome")
+	if err != nil {
+		return 0, nil, err
+	}
+	if !slices.Contains(outcomes, outcome) {
+		return 0, nil, rental.Invalid("outcome", "outcome must be one of %v.", outcomes)
+	}
+	amount, err := f.int("amount_paid")
+	if err != nil {
+		return 0, nil, err
+	}
+	if amount.Set && (amount.Null || amount.Value < 1 || amount.Value > maxAmount) {
+		return 0, nil, rental.Invalid("amount_paid", "amount_paid must be a positive number of satang, at most %d.", int64(maxAmount))
+	}
+	if amount.Set && outcome != rental.PaymentPaid {
+		return 0, nil, rental.Invalid("amount_paid", "amount_paid goes only with outcome paid.")
+	}
+	link, _, err := c.tx.CreatePaymentLink(c.ctx, c.acct(), billID, s.publicURL)
+	if err != nil {
+		return 0, nil, err
+	}
+	co, err := c.tx.OpenPayment(c.ctx, link.URL[strings.LastIndex(link.URL, "/")+1:])
+	if err != nil {
+		return 0, nil, err
+	}
+	if co.Payment == nil {
+		return 0, nil, rental.Errorf(rental.KindConflict, "bill_not_payable", "The payment page shows no QR for this bill (%s).", co.NoQR)
+	}
+	p := co.Payment
+	switch outcome {
+	case rental.PaymentPaid:
+		conf := rental.Confirmation{Provider: store.SandboxProvider, TransactionID: rental.NewID("sbtxn"), PaymentID: p.ID,
+			Amount: p.Amount, PaidAt: c.tx.Now}
+		if amount.Set {
+			conf.Amount = amount.Value
+		}
+		p, _, err = c.tx.ConfirmPayment(c.ctx, conf)
+	case rental.PaymentExpired:
+		p, err = c.tx.EndPayment(c.ctx, c.acct(), p.ID, rental.PaymentExpired, rental.FailureExpired)
+	case rental.PaymentCanceled:
+		p, err = c.tx.EndPayment(c.ctx, c.acct(), p.ID, rental.PaymentCanceled, rental.FailureTestCancel)
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{p}, nil
+}

@@ -1,0 +1,465 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"rentapi/internal/promptpay"
+	"rentapi/internal/rental"
+)
+
+// SandboxProvider is the payment provider of test mode: the test helper
+// confirms sandbox payments under this name, and only sandbox payments
+// accept it.
+const SandboxProvider = "sandbox"
+
+// SetPromptPay sets the landlord's PromptPay receiver, the account every QR
+// of the landlord pays into. For a biller the Ref1 of each QR is the
+// payment's own reference, so r.Ref1 is ignored.
+func (tx *Tx) SetPromptPay(ctx context.Context, landlordID string, r promptpay.Receiver) (promptpay.Receiver, error) {
+	if r.Kind == promptpay.Biller {
+		r.Ref1 = "REF1"
+	}
+	r, err := r.Normalize()
+	if err != nil {
+		return r, err
+	}
+	if r.Kind == promptpay.Biller {
+		r.Ref1 = ""
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return r, fmt.Errorf("store: promptpay: %w", err)
+	}
+	return r, tx.execOne(ctx, "landlord", landlordID, `UPDATE landlords SET promptpay = $2, updated_at = $3 WHERE id = $1`,
+		landlordID, string(b), ms(tx.Now))
+}
+
+// payee is what the QR of a landlord's payments needs: whether the
+// landlord takes QR payments, and the receiver (nil until set up).
+func (q *Queries) payee(ctx context.Context, landlordID string) (bool, *promptpay.Receiver, error) {
+	var qr bool
+	var raw sql.NullString
+	err := q.c.QueryRowContext(ctx, `SELECT qr_payments, promptpay FROM landlords WHERE id = $1`, landlordID).Scan(&qr, &raw)
+	if err != nil {
+		return false, nil, fmt.Errorf("store: landlord %s: %w", landlordID, err)
+	}
+	if !raw.Valid {
+		return qr, nil, nil
+	}
+	var r promptpay.Receiver
+	if err := json.Unmarshal([]byte(raw.String), &r); err != nil {
+		return qr, nil, fmt.Errorf("store: landlord %s receiver: %w", landlordID, err)
+	}
+	return qr, &r, nil
+}
+
+func notPayable(format string, args ...any) error {
+	return rental.Errorf(rental.KindConflict, "bill_not_payable", format, args...)
+}
+
+const linkColumns = `l.id, l.bill_id, l.url, l.active, b.total - b.amount_paid, l.created_at, l.updated_at`
+
+func scanLink(sc interface{ Scan(...any) error }) (rental.PaymentLink, error) {
+	l := rental.PaymentLink{Object: "payment_link", Currency: rental.Currency}
+	var created, updated int64
+	err := sc.Scan(&l.ID, &l.BillID, &l.URL, &l.Active, &l.Amount, &created, &updated)
+	l.CreatedAt, l.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	return l, err
+}
+
+// CreatePaymentLink returns the bill's active payment link, making one
+// (created true) when it has none. The page lives at base + "/pay/" + a
+// fresh unguessable token. A draft or paid bill, a landlord without QR
+// payments, or one without a PromptPay receiver is 409 bill_not_payable.
+func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billID, base string) (*rental.PaymentLink, bool, error) {
+	if err := tx.Claim(ctx, acct); err != nil {
+		return nil, false, err
+	}
+	b, err := tx.GetBill(ctx, acct, billID)
+	if err != nil {
+		return nil, false, err
+	}
+	if !b.Payable() {
+		return nil, false, notPayable("Bill %s is %s; only an issued or overdue bill can be paid.", b.ID, b.Status)
+	}
+	qr, receiver, err := tx.payee(ctx, acct.LandlordID)
+	if err != nil {
+		return nil, false, err
+	}
+	if !qr {
+		return nil, false, notPayable("This landlord's plan does not include QR payments (features.qr_payments is false).")
+	}
+	if receiver == nil {
+		return nil, false, notPayable("This landlord has not set up a PromptPay receiver yet, so no QR can be made.")
+	}
+	const active = `SELECT ` + linkColumns + ` FROM payment_links l JOIN bills b ON b.id = l.bill_id
+		WHERE l.landlord_id = $1 AND l.bill_id = $2 AND l.active`
+	l, err := scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID))
+	if err == nil {
+		return &l, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return nil, false, fmt.Errorf("store: payment link: %w", err)
+	}
+	id, token := rental.NewID(rental.PrefixPaymentLink), rental.NewLinkToken()
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO payment_links (id, landlord_id, bill_id, token, url, active, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6)`, id, acct.LandlordID, b.ID, token, strings.TrimRight(base, "/")+"/pay/"+token, ms(tx.Now))
+	if err != nil {
+		return nil, false, fmt.Errorf("store: create payment link: %w", err)
+	}
+	l, err = scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID))
+	if err != nil {
+		return nil, false, fmt.Errorf("store: payment link: %w", err)
+	}
+	return &l, true, nil
+}
+
+const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_paid,
+	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at`
+
+func scanPayment(sc interface{ Scan(...any) error }) (rental.Payment, error) {
+	p := rental.Payment{Object: "payment", Currency: rental.Currency}
+	var link, url, reason sql.NullString
+	var paid sql.NullInt64
+	var expires, created, updated int64
+	err := sc.Scan(&p.ID, &p.BillID, &link, &p.Status, &p.Amount, &p.AmountPaid, &url, &p.QRPayload, &expires, &paid, &reason, &created, &updated)
+	if link.Valid {
+		p.PaymentLinkID = &link.String
+	}
+	if url.Valid {
+		p.PaymentURL = &url.String
+	}
+	if reason.Valid {
+		p.FailureReason = &reason.String
+	}
+	p.PaidAt = optTime(paid)
+	p.ExpiresAt, p.CreatedAt, p.UpdatedAt = rental.UnixMilli(expires), rental.UnixMilli(created), rental.UnixMilli(updated)
+	return p, err
+}
+
+// GetPayment returns a payment of the account's landlord.
+func (q *Queries) GetPayment(ctx context.Context, acct *rental.Account, id string) (*rental.Payment, error) {
+	return one(ctx, q, "payment", id, `SELECT `+paymentColumns+` FROM payments WHERE landlord_id = $1 AND id = $2`,
+		[]any{acct.LandlordID, id}, scanPayment)
+}
+
+// PaymentFilter narrows a payment list. CreatedAfter is inclusive and
+// CreatedBefore exclusive (Unix ms; nil when not given).
+type PaymentFilter struct {
+	BillID, Status              string
+	CreatedAfter, CreatedBefore *int64
+}
+
+// ListPayments returns a page of the account's payments.
+func (q *Queries) ListPayments(ctx context.Context, acct *rental.Account, f PaymentFilter, p Page) ([]rental.Payment, bool, error) {
+	w := scoped(`SELECT `+paymentColumns+` FROM payments WHERE landlord_id = $1`, acct.LandlordID).
+		and("bill_id = ?", f.BillID).and("status = ?", f.Status).
+		and("created_at >= ?", f.CreatedAfter).and("created_at < ?", f.CreatedBefore)
+	return list(ctx, q, w.sql, w.args, p, scanPayment)
+}
+
+// Checkout is what a bill's payment page shows: the bill and where it is,
+// and either the payment whose QR the tenant can pay now or why there is
+// none.
+type Checkout struct {
+	Sandbox  bool
+	Bill     *rental.Bill
+	Property *rental.Property
+	Room     *rental.Room
+	// Payment is the pending payment to pay; nil when NoQR says why not.
+	Payment *rental.Payment
+	// NoQR is empty with a payment, else one of the NoQR reasons.
+	NoQR string
+}
+
+// Why a payment page shows no QR.
+const (
+	NoQRPaid        = "paid"          // the bill is paid
+	NoQRUnavailable = "qr_disabled"   // the landlord's plan has no QR payments
+	NoQRNoReceiver  = "no_receiver"   // the landlord has no PromptPay receiver
+	NoQRNotPayable  = "not_payable"   // the bill cannot be paid (not issued)
+	NoQRInactive    = "link_inactive" // the link was replaced or closed
+)
+
+// OpenPayment is a tenant opening a payment page: it finds the link by the
+// token of its URL and returns what the page shows. The first opening
+// makes a pending payment (payment.pending) whose QR is valid for
+// rental.QRValidity; opening again while it is pending shows the same one;
+// once it has expired (payment.failed) the next opening makes a new one for
+// what is still owed. A landlord without QR payments gets no new QR. An
+// unknown token is not found.
+func (tx *Tx) OpenPayment(ctx context.Context, token string) (*Checkout, error) {
+	var linkID, landlordID, billID string
+	var active bool
+	err := tx.c.QueryRowContext(ctx, `SELECT id, landlord_id, bill_id, active FROM payment_links WHERE token = $1`, token).
+		Scan(&linkID, &landlordID, &billID, &active)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("payment_link", "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open payment: %w", err)
+	}
+	acct, err := tx.landlordAccount(ctx, landlordID)
+	if err != nil {
+		return nil, err
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return nil, err
+	}
+	co := &Checkout{Sandbox: acct.Sandbox}
+	if co.Bill, err = tx.GetBill(ctx, acct, billID); err != nil {
+		return nil, err
+	}
+	if co.Room, err = tx.GetRoom(ctx, acct, co.Bill.RoomID); err != nil {
+		return nil, err
+	}
+	if co.Property, err = tx.GetProperty(ctx, acct, co.Bill.PropertyID); err != nil {
+		return nil, err
+	}
+	qr, receiver, err := tx.payee(ctx, landlordID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case co.Bill.Status == rental.BillPaid:
+		co.NoQR = NoQRPaid
+	case !co.Bill.Payable():
+		co.NoQR = NoQRNotPayable
+	case !active:
+		co.NoQR = NoQRInactive
+	case !qr:
+		co.NoQR = NoQRUnavailable
+	case receiver == nil:
+		co.NoQR = NoQRNoReceiver
+	}
+	if co.NoQR != "" {
+		return co, nil
+	}
+	pending, err := one(ctx, &tx.Queries, "payment", "", `SELECT `+paymentColumns+` FROM payments
+		WHERE landlord_id = $1 AND payment_link_id = $2 AND status = $3 ORDER BY created_at DESC, id DESC LIMIT 1`,
+		[]any{landlordID, linkID, rental.PaymentPending}, scanPayment)
+	switch {
+	case rental.IsNotFound(err):
+	case err != nil:
+		return nil, err
+	case pending.ExpiresAt.After(tx.Now):
+		co.Payment = pending
+		return co, nil
+	default:
+		if err := tx.endPayment(ctx, acct, pending, rental.PaymentExpired, rental.FailureExpired); err != nil {
+			return nil, err
+		}
+	}
+	co.Payment, err = tx.newPayment(ctx, acct, co.Bill, linkID, *receiver)
+	return co, err
+}
+
+// newPayment makes a pending payment of what is still owed on the bill,
+// with its PromptPay QR, and records payment.pending.
+func (tx *Tx) newPayment(ctx context.Context, acct *rental.Account, b *rental.Bill, linkID string, r promptpay.Receiver) (*rental.Payment, error) {
+	id := rental.NewID(rental.PrefixPayment)
+	if r.Kind == promptpay.Biller {
+		r.Ref1 = rental.PaymentReference(id)
+	}
+	amount := b.Total - b.AmountPaid
+	payload, err := promptpay.Payload(r, amount)
+	if err != nil {
+		return nil, fmt.Errorf("store: payment QR: %w", err)
+	}
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO payments (id, landlord_id, bill_id, payment_link_id, status, amount, qr_payload,
+			expires_at, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		id, acct.LandlordID, b.ID, linkID, rental.PaymentPending, amount, payload, ms(tx.Now.Add(rental.QRValidity)), ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: create payment: %w", err)
+	}
+	p, err := tx.GetPayment(ctx, acct, id)
+	if err != nil {
+		return nil, err
+	}
+	return p, tx.RecordEvent(ctx, acct, "payment.pending", p)
+}
+
+// endPayment ends a pending payment unpaid (expired or canceled) and
+// records payment.failed.
+func (tx *Tx) endPayment(ctx context.Context, acct *rental.Account, p *rental.Payment, status, reason string) error {
+	_, err := tx.c.ExecContext(ctx, `UPDATE payments SET status = $3, failure_reason = $4, updated_at = $5
+		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, p.ID, status, reason, ms(tx.Now))
+	if err != nil {
+		return fmt.Errorf("store: end payment: %w", err)
+	}
+	p.Status, p.FailureReason, p.UpdatedAt = status, &reason, rental.Time{Time: tx.Now}
+	return tx.RecordEvent(ctx, acct, "payment.failed", p)
+}
+
+// EndPayment ends a pending payment unpaid, expired or canceled
+// (payment.failed); any other state is 409 invalid_state.
+func (tx *Tx) EndPayment(ctx context.Context, acct *rental.Account, id, status, reason string) (*rental.Payment, error) {
+	if err := tx.Claim(ctx, acct); err != nil {
+		return nil, err
+	}
+	p, err := tx.GetPayment(ctx, acct, id)
+	if err != nil {
+		return nil, err
+	}
+	if p.Status != rental.PaymentPending {
+		return nil, rental.Errorf(rental.KindConflict, "invalid_state", "Only a pending payment can end unpaid; this one is %s.", p.Status)
+	}
+	return p, tx.endPayment(ctx, acct, p, status, reason)
+}
+
+// settleBill runs after a bill's amounts changed: a paid bill's links close,
+// and pending payments whose QR no longer asks for what is owed are
+// canceled (payment.failed), so a tenant can never pay a stale amount; the
+// next opening of the page makes a right one.
+func (tx *Tx) settleBill(ctx context.Context, acct *rental.Account, b *rental.Bill) error {
+	owed, reason := b.Total-b.AmountPaid, rental.FailureBillChanged
+	if b.Status == rental.BillPaid {
+		owed, reason = -1, rental.FailureBillPaid
+		if _, err := tx.c.ExecContext(ctx, `UPDATE payment_links SET active = FALSE, updated_at = $3
+			WHERE landlord_id = $1 AND bill_id = $2 AND active`, acct.LandlordID, b.ID, ms(tx.Now)); err != nil {
+			return fmt.Errorf("store: close payment links: %w", err)
+		}
+	}
+	stale, _, err := tx.ListPayments(ctx, acct, PaymentFilter{BillID: b.ID, Status: rental.PaymentPending}, Page{Limit: 100, Asc: true})
+	if err != nil {
+		return err
+	}
+	for i := range stale {
+		if stale[i].Amount != owed {
+			if err := tx.endPayment(ctx, acct, &stale[i], rental.PaymentCanceled, reason); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ConfirmPayment records a provider's confirmation of a payment, exactly
+// once per transaction ID however often or concurrently it arrives:
+// duplicate reports a confirmation seen before (nothing changes). The first
+// confirmation of a payment makes it paid (payment.paid, once per payment,
+// even when it had expired or been canceled: the money arrived); every
+// confirmation adds its amount to the payment's and the bill's amount_paid
+// (bill.updated), and the bill is paid once that covers its total. The same
+// transaction ID for another payment or amount is 409
+// transaction_conflict. Sandbox payments take only SandboxProvider, and
+// real ones never do; a payment of the wrong side is not found.
+func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *rental.Payment, duplicate bool, err error) {
+	var landlordID string
+	err = tx.c.QueryRowContext(ctx, `SELECT landlord_id FROM payments WHERE id = $1`, c.PaymentID).Scan(&landlordID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, rental.NotFound("payment", c.PaymentID)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("store: confirm payment: %w", err)
+	}
+	acct, err := tx.landlordAccount(ctx, landlordID)
+	if err != nil {
+		return nil, false, err
+	}
+	if acct.Sandbox != (c.Provider == SandboxProvider) {
+		return nil, false, rental.NotFound("payment", c.PaymentID)
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return nil, false, err
+	}
+	paidAt := c.PaidAt
+	if paidAt.IsZero() || paidAt.After(tx.Now) {
+		paidAt = tx.Now
+	}
+	res, err := tx.c.ExecContext(ctx, `INSERT INTO payment_confirmations (provider, transaction_id, landlord_id, payment_id, amount, paid_at, received_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (provider, transaction_id) DO NOTHING`,
+		c.Provider, c.TransactionID, landlordID, c.PaymentID, c.Amount, ms(paidAt), ms(tx.Now))
+	if err != nil {
+		return nil, false, fmt.Errorf("store: record confirmation: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		var seenPayment string
+		var seenAmount int64
+		err := tx.c.QueryRowContext(ctx, `SELECT payment_id, amount FROM payment_confirmations WHERE provider = $1 AND transaction_id = $2`,
+			c.Provider, c.TransactionID).Scan(&seenPayment, &seenAmount)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: confirmation %s: %w", c.TransactionID, err)
+		}
+		if seenPayment != c.PaymentID || seenAmount != c.Amount {
+			return nil, false, rental.Errorf(rental.KindConflict, "transaction_conflict",
+				"Transaction %s was already confirmed for another payment or amount.", c.TransactionID)
+		}
+		p, err := tx.GetPayment(ctx, acct, c.PaymentID)
+		return p, true, err
+	}
+	if p, err = tx.GetPayment(ctx, acct, c.PaymentID); err != nil {
+		return nil, false, err
+	}
+	first := p.Status != rental.PaymentPaid
+	p.AmountPaid += c.Amount
+	p.UpdatedAt = rental.Time{Time: tx.Now}
+	if first {
+		at := rental.Time{Time: paidAt.UTC()}
+		p.Status, p.PaidAt, p.FailureReason = rental.PaymentPaid, &at, nil
+	}
+	_, err = tx.c.ExecContext(ctx, `UPDATE payments SET status = $3, amount_paid = $4, paid_at = $5, failure_reason = NULL, updated_at = $6
+		WHERE landlord_id = $1 AND id = $2`, landlordID, p.ID, p.Status, p.AmountPaid, nullTime(p.PaidAt), ms(tx.Now))
+	if err != nil {
+		return nil, false, fmt.Errorf("store: pay payment: %w", err)
+	}
+	if first {
+		if err := tx.RecordEvent(ctx, acct, "payment.paid", p); err != nil {
+			return nil, false, err
+		}
+	}
+	b, err := tx.GetBill(ctx, acct, p.BillID)
+	if err != nil {
+		return nil, false, err
+	}
+	b.AmountPaid += c.Amount
+	if b.AmountPaid >= b.Total && b.Status != rental.BillPaid {
+		now := rental.Time{Time: tx.Now}
+		b.Status, b.PaidAt = rental.BillPaid, &now
+	}
+	if err := tx.saveBill(ctx, acct, b); err != nil {
+		return nil, false, err
+	}
+	return p, false, nil
+}
+
+// ExpiringLandlords lists the landlords with pending payments past their
+// expiry at now.
+func (q *Queries) ExpiringLandlords(ctx context.Context, now time.Time) ([]string, error) {
+	return q.landlordsWhere(ctx, `SELECT DISTINCT landlord_id FROM payments WHERE status = $1 AND expires_at <= $2`,
+		rental.PaymentPending, ms(now))
+}
+
+// ExpirePayments expires a landlord's pending payments past their expiry
+// (payment.failed, status expired), each exactly once however many
+// sweeps overlap.
+func (tx *Tx) ExpirePayments(ctx context.Context, landlordID string) (int, error) {
+	return tx.sweep(ctx, landlordID, "payment.failed",
+		`UPDATE payments SET status = $3, failure_reason = $4, updated_at = $2 WHERE landlord_id = $1 AND status = $5 AND expires_at <= $2 RETURNING id`,
+		[]any{rental.PaymentExpired, rental.FailureExpired, rental.PaymentPending},
+		func(acct *rental.Account, id string) (any, error) { return tx.GetPayment(ctx, acct, id) })
+}
+
+// PendingQR returns the QR payload of a payment made on the payment page
+// of token, while it is pending and unexpired at now: the page's QR image
+// shows nothing else.
+func (q *Queries) PendingQR(ctx context.Context, token, paymentID string, now time.Time) (string, error) {
+	var payload string
+	err := q.c.QueryRowContext(ctx, `SELECT p.qr_payload FROM payments p JOIN payment_links l ON l.id = p.payment_link_id
+		WHERE l.token = $1 AND p.id = $2 AND p.status = $3 AND p.expires_at > $4`,
+		token, paymentID, rental.PaymentPending, ms(now)).Scan(&payload)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", rental.NotFound("payment", paymentID)
+	}
+	if err != nil {
+		return "", fmt.Errorf("store: payment QR: %w", err)
+	}
+	return payload, nil
+}

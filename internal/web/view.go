@@ -1,0 +1,110 @@
+package web
+
+import (
+	"fmt"
+	"html/template"
+	"strconv"
+	"strings"
+	"time"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+// view is what the page template shows. Error, when set, is the HTTP
+// status of an error page and nothing else is.
+type view struct {
+	Error    int
+	Sandbox  bool
+	Property string
+	Address  string
+	Room     string
+	MonthEN  string
+	MonthTH  string
+	Lines    []line
+	Total    int64
+	Paid     int64
+	Due      int64
+	Status   string // the bill's
+	// QR is the image path of the payment to pay, with its amount and the
+	// Bangkok time it expires; empty with NoQR set.
+	QR        string
+	Amount    int64
+	ExpiresAt string
+	Payload   string
+	NoQR      string
+}
+
+// line is one item of the bill.
+type line struct {
+	EN, TH, Detail string
+	Amount         int64
+}
+
+func newView(co *store.Checkout) view {
+	b := co.Bill
+	v := view{Sandbox: co.Sandbox, Property: co.Property.Name, Address: co.Property.Address, Room: co.Room.Number,
+		Total: b.Total, Paid: b.AmountPaid, Due: max(b.Total-b.AmountPaid, 0), Status: b.Status, NoQR: co.NoQR}
+	v.MonthEN, v.MonthTH = months(b.Month)
+	v.Lines = []line{
+		{EN: "Rent", TH: "ค่าเช่าห้อง", Amount: b.Rent},
+		{EN: "Electricity", TH: "ค่าไฟฟ้า", Amount: b.Electricity.Amount,
+			Detail: fmt.Sprintf("%s kWh × %s", b.Electricity.Usage, baht(b.Electricity.Rate))},
+	}
+	water := line{EN: "Water", TH: "ค่าน้ำ", Amount: b.Water.Amount}
+	switch b.Water.Billing {
+	case rental.WaterMetered:
+		water.Detail = fmt.Sprintf("%s m³ × %s", b.Water.Usage, baht(b.Water.Rate))
+	case rental.WaterFlatPerPerson:
+		water.Detail = fmt.Sprintf("%d × %s", b.Water.Occupants, baht(b.Water.Amount/max(b.Water.Occupants, 1)))
+	default:
+		water.Detail = "เหมาจ่าย / flat rate"
+	}
+	v.Lines = append(v.Lines, water)
+	if p := co.Payment; p != nil {
+		v.QR = "/pay/" + tokenOf(p) + "/" + p.ID + ".png"
+		v.Amount, v.Payload = p.Amount, p.QRPayload
+		v.ExpiresAt = p.ExpiresAt.In(rental.Bangkok).Format("15:04")
+	}
+	return v
+}
+
+// tokenOf is the token of the payment's page, from its URL.
+func tokenOf(p *rental.Payment) string {
+	if p.PaymentURL == nil {
+		return ""
+	}
+	return (*p.PaymentURL)[strings.LastIndex(*p.PaymentURL, "/")+1:]
+}
+
+var thaiMonths = [...]string{"มกราคม", "กุมภาพันธ์", "มีนาคม", "เมษายน", "พฤษภาคม", "มิถุนายน",
+	"กรกฎาคม", "สิงหาคม", "กันยายน", "ตุลาคม", "พฤศจิกายน", "ธันวาคม"}
+
+// months writes a YYYY-MM month in English and in Thai, with the Buddhist
+// era year Thai readers expect (2026 is 2569).
+func months(month string) (en, th string) {
+	t, err := time.Parse("2006-01", month)
+	if err != nil {
+		return month, month
+	}
+	return t.Format("January 2006"), thaiMonths[t.Month()-1] + " " + strconv.Itoa(t.Year()+543)
+}
+
+// baht writes satang as baht with thousands separators: 617000 → 6,170.00.
+func baht(satang int64) string {
+	sign := ""
+	if satang < 0 {
+		sign, satang = "-", -satang
+	}
+	whole := strconv.FormatInt(satang/100, 10)
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return fmt.Sprintf("%s%s.%02d", sign, b.String(), satang%100)
+}
+
+var funcs = template.FuncMap{"baht": baht}

@@ -1,0 +1,148 @@
+// Package web serves the pages people open in a browser, beside the JSON
+// API: today the payment page a tenant opens from a bill's link, with its
+// PromptPay QR. The pages have their own mux and browser protections
+// (a strict Content-Security-Policy, no referrer, no framing, no caching,
+// cross-origin request protection), and need no key: the unguessable token
+// in the URL is the only credential.
+package web
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"rentapi/internal/promptpay"
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+//go:embed assets
+var assets embed.FS
+
+//go:embed page.html
+var pageHTML string
+
+// Config is what the pages need from the process.
+type Config struct {
+	DB  *store.DB
+	Log *slog.Logger
+}
+
+// pages serves the web pages.
+type pages struct {
+	db   *store.DB
+	log  *slog.Logger
+	page *template.Template
+}
+
+// New returns the handler of the whole service: the pages under /pay/, and
+// everything else to next (the API).
+func New(cfg Config, next http.Handler) http.Handler {
+	p := &pages{db: cfg.DB, log: cfg.Log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML))}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	browser := http.NewServeMux()
+	browser.Handle("GET /pay/assets/page.css", http.StripPrefix("/pay/", http.FileServerFS(assets)))
+	browser.HandleFunc("GET /pay/{token}", p.handlePage)
+	browser.HandleFunc("GET /pay/{token}/{payment}", p.handleQR)
+	browser.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) {
+		p.fail(w, r, http.StatusNotFound, nil)
+	})
+	root := http.NewServeMux()
+	root.Handle("/pay/", protect(browser))
+	root.Handle("/", next)
+	return root
+}
+
+// protect adds the browser protections every page and asset gets.
+func protect(h http.Handler) http.Handler {
+	h = http.NewCrossOriginProtection().Handler(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hd := w.Header()
+		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		hd.Set("X-Content-Type-Options", "nosniff")
+		hd.Set("X-Frame-Options", "DENY")
+		hd.Set("Referrer-Policy", "no-referrer") // the token must not leave in a Referer
+		hd.Set("Cache-Control", "no-store")
+		hd.Set("Cross-Origin-Opener-Policy", "same-origin")
+		hd.Set("Cross-Origin-Resource-Policy", "same-origin")
+		hd.Set("X-Robots-Tag", "noindex, nofollow")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// handlePage is a tenant opening the payment page: it opens (or reopens)
+// the payment, and shows the bill with the QR or why there is none.
+func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
+	var co *store.Checkout
+	err := p.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
+		co, err = tx.OpenPayment(r.Context(), r.PathValue("token"))
+		return err
+	})
+	if err != nil {
+		p.fail(w, r, statusOf(err), err)
+		return
+	}
+	var buf bytes.Buffer
+	if err := p.page.Execute(&buf, newView(co)); err != nil {
+		p.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Write(buf.Bytes())
+}
+
+// handleQR serves the QR image of a pending payment of the link.
+func (p *pages) handleQR(w http.ResponseWriter, r *http.Request) {
+	payment, ok := strings.CutSuffix(r.PathValue("payment"), ".png")
+	if !ok {
+		p.fail(w, r, http.StatusNotFound, nil)
+		return
+	}
+	payload, err := p.db.Read().PendingQR(r.Context(), r.PathValue("token"), payment, p.db.Now())
+	if err != nil {
+		p.fail(w, r, statusOf(err), err)
+		return
+	}
+	png, err := promptpay.PNG(payload, 320)
+	if err != nil {
+		p.fail(w, r, http.StatusInternalServerError, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/png")
+	w.Write(png)
+}
+
+// statusOf is the page status for a store error.
+func statusOf(err error) int {
+	e, ok := rental.AsError(err)
+	switch {
+	case !ok:
+		return http.StatusInternalServerError
+	case e.Kind == rental.KindNotFound:
+		return http.StatusNotFound
+	case e.Kind == rental.KindUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// fail answers with a short bilingual error page; the cause goes to the log.
+func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if err != nil && status >= 500 {
+		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "path_token_len", len(r.PathValue("token")), "error", err.Error())
+	}
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	var buf bytes.Buffer
+	p.page.Execute(&buf, view{Error: status})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
