@@ -28,7 +28,11 @@ measure() {
 	local base key
 	base=$(grep -o 'http://[0-9.:]*' "$log" | tail -1)
 	local t0=$SECONDS
-	key=$("$work/cycle" -db "$dsn" -secret-file "$work/secret" -bills "$bills" seed 2>/dev/null)
+	local seedlog="$work/seed-$engine-$bills.log"
+	if ! key=$("$work/cycle" -db "$dsn" -secret-file "$work/secret" -bills "$bills" seed 2>"$seedlog"); then
+		cat "$seedlog" >&2
+		exit 1
+	fi
 	echo "$engine, $bills bills (seeded in $((SECONDS - t0)) s):"
 	"$work/cycle" -url "$base" -key "$key" -duration "$duration" -c "$conns" load
 	kill "$pid"; wait "$pid" 2>/dev/null || true

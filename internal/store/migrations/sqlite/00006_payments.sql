@@ -32,9 +32,13 @@ CREATE TABLE payment_confirmations (
 );
 
 CREATE INDEX payments_pending ON payments (status, expires_at);
+
+-- A reading shows the bill made from it: found by the reading's ID.
+CREATE INDEX bills_reading ON bills (reading_id);
 CREATE INDEX payments_link ON payments (payment_link_id);
 
 -- +goose Down
+DROP INDEX bills_reading;
 DROP INDEX payments_link;
 DROP INDEX payments_pending;
 DROP TABLE payment_confirmations;
