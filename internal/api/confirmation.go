@@ -57,31 +57,33 @@ func (s *Server) handleConfirmation() http.Handler {
 
 // verifyProvider checks the X-Provider-Signature header (one or more
 // comma-separated sha256=<hex> entries, so a provider can rotate its
-// secret) against the provider's secret, and the X-Provider-Timestamp
-// against the tolerance. An unknown provider gets the same answer as a
-// bad signature.
+// secret) against the provider's secret, and only then the
+// X-Provider-Timestamp against the tolerance: an unknown provider, a
+// missing timestamp and a bad signature all get the one answer, so the
+// endpoint tells nobody without a secret which providers exist.
 func (s *Server) verifyProvider(r *http.Request, provider string, body []byte) error {
-	bad := rental.Errorf(rental.KindUnauthenticated, "invalid_signature",
-		"The X-Provider-Signature header does not match the body and timestamp for this provider.")
 	secret, ok := s.providers[provider]
-	if !ok || secret == "" {
-		return bad
-	}
 	ts, err := strconv.ParseInt(r.Header.Get("X-Provider-Timestamp"), 10, 64)
-	if err != nil {
-		return rental.Errorf(rental.KindUnauthenticated, "invalid_signature", "X-Provider-Timestamp must be the Unix time in seconds.")
+	if !ok || secret == "" || err != nil || !signedBy(r.Header.Get("X-Provider-Signature"), webhook.Sign(secret, ts, body)) {
+		return rental.Errorf(rental.KindUnauthenticated, "invalid_signature",
+			"X-Provider-Signature does not match the X-Provider-Timestamp (Unix seconds) and the raw body for this provider.")
 	}
 	if d := s.now().Sub(time.Unix(ts, 0)); d > ConfirmationTolerance || d < -ConfirmationTolerance {
 		return rental.Errorf(rental.KindUnauthenticated, "timestamp_out_of_tolerance",
 			"X-Provider-Timestamp is more than 5 minutes from the service's clock; sign each request when it is sent.")
 	}
-	want := []byte(webhook.Sign(secret, ts, body))
-	for entry := range strings.SplitSeq(r.Header.Get("X-Provider-Signature"), ",") {
-		if got, ok := strings.CutPrefix(strings.TrimSpace(entry), "sha256="); ok && hmac.Equal([]byte(got), want) {
-			return nil
+	return nil
+}
+
+// signedBy reports whether any sha256= entry of a signature header equals
+// want, comparing in constant time.
+func signedBy(header, want string) bool {
+	for entry := range strings.SplitSeq(header, ",") {
+		if got, ok := strings.CutPrefix(strings.TrimSpace(entry), "sha256="); ok && hmac.Equal([]byte(got), []byte(want)) {
+			return true
 		}
 	}
-	return bad
+	return false
 }
 
 // parseConfirmation validates a confirmation's body, naming the field at

@@ -530,3 +530,157 @@ func TestPaymentPage(t *testing.T) {
 		t.Errorf("stylesheet %d", status)
 	}
 }
+
+// The edges of paying: a probe that must open nothing, money beyond what
+// is owed, a total corrected below what was paid, a provider's clock and
+// secret rotation, and a landlord who loses QR payments with a QR open.
+func TestPaymentEdges(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		p := newPayee(t, h, rental.LandlordStandard)
+		url := p.link(t, h)
+
+		// A HEAD (a chat app's link preview) answers like the page but opens no QR.
+		for path, status := range map[string]int{url: http.StatusOK, h.url + "/pay/" + strings.Repeat("a", 32): http.StatusNotFound} {
+			resp, err := http.Head(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != status || resp.Header.Get("Content-Type") != "text/html; charset=utf-8" {
+				t.Fatalf("HEAD %s: %d %s", path, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+		}
+		if n := len(p.payments(t, h)); n != 0 || count(t, h, p.acct, "payment.pending") != 0 {
+			t.Fatalf("HEAD opened %d payments", n)
+		}
+
+		// Most of it paid, with a paid_at before the QR existed: it counts
+		// from the QR's creation. Two secrets signed it (the provider is
+		// rolling its secret); the old one is unknown to us.
+		open(t, url)
+		first := p.payments(t, h)[0]
+		body := confirmationBody("edge-1", first["id"].(string), p.total-500)
+		body = strings.Replace(body, "2026-11-22T03:00:00Z", "1970-01-01T00:00:00Z", 1)
+		now := e.Clock.Now()
+		rolled := webhook.SignatureHeader([]string{"the_old_secret_0123456789", testProviderSecret}, now.Unix(), []byte(body))
+		want(t, h.confirm(confirmation{at: now, body: body, signature: rolled}), http.StatusOK)
+		if got := p.payments(t, h)[0]; got["paid_at"] != got["created_at"] || got["amount_paid"] != float64(p.total-500) {
+			t.Fatalf("payment %v", got)
+		}
+		// A bad signature is refused before the timestamp is looked at, for
+		// known and unknown providers alike.
+		stale := now.Add(-time.Hour)
+		want(t, h.confirm(confirmation{at: stale, body: body, signature: "sha256=" + strings.Repeat("0", 64)}), http.StatusUnauthorized, "invalid_signature")
+		want(t, h.confirm(confirmation{provider: "scb", secret: testProviderSecret, at: stale, body: body}), http.StatusUnauthorized, "invalid_signature")
+
+		// The page asks for the 500 satang left.
+		open(t, url)
+		rest := p.payments(t, h)[0]
+		if rest["status"] != "pending" || rest["amount"] != 500.0 {
+			t.Fatalf("second payment %v", rest)
+		}
+		// The reading is corrected down by 1 kWh (800 satang): what was paid
+		// now covers the bill, which is paid; the QR for 500 is withdrawn.
+		res := h.do(req{key: p.key, method: "PATCH", path: "/v1/meter-readings/" + p.reading, body: map[string]any{"electricity": map[string]any{"current": 1099}}})
+		want(t, res, http.StatusOK)
+		bill := h.do(req{key: p.key, method: "GET", path: "/v1/bills/" + p.bill}).data()
+		if bill["status"] != "paid" || bill["total"] != float64(p.total-800) || bill["amount_paid"] != float64(p.total-500) || bill["paid_at"] == nil {
+			t.Fatalf("bill after the correction %v", bill)
+		}
+		if got := p.payments(t, h)[0]; got["id"] != rest["id"] || got["status"] != "canceled" || got["failure_reason"] != "bill_already_paid" {
+			t.Fatalf("the QR for 500 after the correction %v", got)
+		}
+		want(t, h.do(req{key: p.key, method: "POST", path: "/v1/bills/" + p.bill + "/payment-link"}), http.StatusConflict, "bill_not_payable")
+		if status, page := open(t, url); status != http.StatusOK || !strings.Contains(page, "This bill is paid") || strings.Contains(page, ".png") {
+			t.Fatalf("paid page %d %s", status, page)
+		}
+		// The tenant had scanned it anyway: the money is recorded, the bill
+		// stays paid (once) and shows the overpayment.
+		res = h.confirm(confirmation{at: e.Clock.Now(), body: confirmationBody("edge-2", rest["id"].(string), 500)})
+		want(t, res, http.StatusOK)
+		after := h.do(req{key: p.key, method: "GET", path: "/v1/bills/" + p.bill}).data()
+		if after["status"] != "paid" || after["amount_paid"] != float64(p.total) || after["paid_at"] != bill["paid_at"] {
+			t.Fatalf("bill after the late confirmation %v", after)
+		}
+		if n := count(t, h, p.acct, "payment.paid"); n != 2 {
+			t.Fatalf("%d payment.paid for two payments", n)
+		}
+		paid := eventTypes(t, h, p.key, "&type=bill.updated")
+		if fmt.Sprint(paid) != "[bill.updated:issued bill.updated:paid bill.updated:paid]" {
+			t.Fatalf("bill.updated events %v", paid)
+		}
+
+		// Filters at their edges: created_after inclusive, created_before exclusive.
+		at, _ := time.Parse(time.RFC3339, first["created_at"].(string))
+		for filter, n := range map[string]int{
+			"created_after=" + at.Format(time.RFC3339):                        2,
+			"created_after=" + at.Add(time.Second).Format(time.RFC3339):       0,
+			"created_before=" + at.Format(time.RFC3339):                       0,
+			"created_before=" + at.Add(time.Second).Format(time.RFC3339):      2,
+			"created_after=" + at.Format(time.RFC3339) + "&status=canceled":   0,
+			"created_after=" + at.Format(time.RFC3339) + "&bill_id=" + p.bill: 2,
+		} {
+			res := h.do(req{key: p.key, method: "GET", path: "/v1/payments?" + filter})
+			want(t, res, http.StatusOK)
+			if got := len(res.json()["data"].([]any)); got != n {
+				t.Errorf("payments?%s: %d, want %d", filter, got, n)
+			}
+		}
+
+		// Another application sees none of it.
+		other := h.testKey(h.fixture(rental.PlanPro))
+		want(t, h.do(req{key: other, method: "GET", path: "/v1/payments/" + first["id"].(string)}), http.StatusNotFound, "resource_not_found")
+		if res := h.do(req{key: other, method: "GET", path: "/v1/payments?bill_id=" + p.bill}); len(res.json()["data"].([]any)) != 0 {
+			t.Fatalf("another application lists %s", res.body)
+		}
+
+		// A landlord moved to the free plan: an open QR's image is gone too.
+		q := newPayee(t, h, rental.LandlordStandard)
+		qurl := q.link(t, h)
+		open(t, qurl)
+		img := qurl + "/" + q.payments(t, h)[0]["id"].(string) + ".png"
+		if status, _ := open(t, img); status != http.StatusOK {
+			t.Fatalf("QR image %d", status)
+		}
+		err := e.DB.InTx(t.Context(), func(tx *store.Tx) error {
+			return tx.SetLandlordPlan(t.Context(), q.acct.LandlordID, rental.LandlordFree)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status, _ := open(t, img); status != http.StatusNotFound {
+			t.Fatalf("QR image on the free plan %d", status)
+		}
+	})
+}
+
+// The test helper is the tenant and the provider: a QR the tenant has
+// already opened is the one it pays (no second payment.pending), and an
+// expiry it simulates happens now.
+func TestSimulatedPaymentUsesTheOpenQR(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		key := h.testKey(h.fixture(rental.PlanPro))
+		bills := h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued&limit=2"}).json()["data"].([]any)
+		bill := bills[0].(map[string]any)["id"].(string)
+		link := h.do(req{key: key, method: "POST", path: "/v1/bills/" + bill + "/payment-link"}).data()
+		open(t, link["url"].(string))
+		opened := h.do(req{key: key, method: "GET", path: "/v1/payments?bill_id=" + bill}).json()["data"].([]any)
+		paid := h.do(req{key: key, method: "POST", path: "/v1/test-helpers/payments", body: map[string]any{"bill_id": bill, "outcome": "paid"}})
+		want(t, paid, http.StatusOK)
+		if len(opened) != 1 || paid.data()["id"] != opened[0].(map[string]any)["id"] || paid.data()["status"] != "paid" {
+			t.Fatalf("opened %v, paid %s", opened, paid.body)
+		}
+		since := "&created_after=" + e.Clock.Now().Add(-time.Minute).Format(time.RFC3339)
+		if got := eventTypes(t, h, key, since+"&type=payment.*"); fmt.Sprint(got) != "[payment.pending:pending payment.paid:paid]" {
+			t.Fatalf("events %v", got)
+		}
+
+		expired := h.do(req{key: key, method: "POST", path: "/v1/test-helpers/payments",
+			body: map[string]any{"bill_id": bills[1].(map[string]any)["id"], "outcome": "expired"}}).data()
+		if expired["status"] != "expired" || expired["expires_at"] != expired["updated_at"] {
+			t.Fatalf("simulated expiry %v", expired)
+		}
+	})
+}

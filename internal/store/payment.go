@@ -86,7 +86,8 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 		return nil, false, err
 	}
 	if !b.Payable() {
-		return nil, false, notPayable("Bill %s is %s; only an issued or overdue bill can be paid.", b.ID, b.Status)
+		return nil, false, notPayable("Bill %s is %s with %d satang left to pay; only an issued or overdue bill with something owed can be paid.",
+			b.ID, b.Status, max(b.Total-b.AmountPaid, 0))
 	}
 	qr, receiver, err := tx.payee(ctx, acct.LandlordID)
 	if err != nil {
@@ -186,6 +187,20 @@ const (
 	NoQRNotPayable  = "not_payable"   // the bill cannot be paid (not issued)
 	NoQRInactive    = "link_inactive" // the link was replaced or closed
 )
+
+// PaymentLinkExists is nil when token is a payment link's, else not found.
+// It changes nothing: a HEAD request or a crawler's probe opens no payment.
+func (q *Queries) PaymentLinkExists(ctx context.Context, token string) error {
+	var id string
+	err := q.c.QueryRowContext(ctx, `SELECT id FROM payment_links WHERE token = $1`, token).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return rental.NotFound("payment_link", "")
+	}
+	if err != nil {
+		return fmt.Errorf("store: payment link: %w", err)
+	}
+	return nil
+}
 
 // OpenPayment is a tenant opening a payment page: it finds the link by the
 // token of its URL and returns what the page shows. The first opening
@@ -287,10 +302,15 @@ func (tx *Tx) newPayment(ctx context.Context, acct *rental.Account, b *rental.Bi
 }
 
 // endPayment ends a pending payment unpaid (expired or canceled) and
-// records payment.failed.
+// records payment.failed. A payment expired before its time (the test
+// helper's outcome) expires now, so expires_at never lies in the future of
+// an expired payment.
 func (tx *Tx) endPayment(ctx context.Context, acct *rental.Account, p *rental.Payment, status, reason string) error {
-	_, err := tx.c.ExecContext(ctx, `UPDATE payments SET status = $3, failure_reason = $4, updated_at = $5
-		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, p.ID, status, reason, ms(tx.Now))
+	if status == rental.PaymentExpired && p.ExpiresAt.After(tx.Now) {
+		p.ExpiresAt = rental.Time{Time: tx.Now}
+	}
+	_, err := tx.c.ExecContext(ctx, `UPDATE payments SET status = $3, failure_reason = $4, expires_at = $5, updated_at = $6
+		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, p.ID, status, reason, ms(p.ExpiresAt.Time), ms(tx.Now))
 	if err != nil {
 		return fmt.Errorf("store: end payment: %w", err)
 	}
@@ -353,7 +373,8 @@ func (tx *Tx) settleBill(ctx context.Context, acct *rental.Account, b *rental.Bi
 // real ones never do; a payment of the wrong side is not found.
 func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *rental.Payment, duplicate bool, err error) {
 	var landlordID string
-	err = tx.c.QueryRowContext(ctx, `SELECT landlord_id FROM payments WHERE id = $1`, c.PaymentID).Scan(&landlordID)
+	var created int64
+	err = tx.c.QueryRowContext(ctx, `SELECT landlord_id, created_at FROM payments WHERE id = $1`, c.PaymentID).Scan(&landlordID, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, rental.NotFound("payment", c.PaymentID)
 	}
@@ -370,9 +391,14 @@ func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *ren
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, false, err
 	}
+	// The provider's clock says when the money moved, but never before the
+	// QR existed nor after we heard of it.
 	paidAt := c.PaidAt
 	if paidAt.IsZero() || paidAt.After(tx.Now) {
 		paidAt = tx.Now
+	}
+	if opened := time.UnixMilli(created); paidAt.Before(opened) {
+		paidAt = opened
 	}
 	res, err := tx.c.ExecContext(ctx, `INSERT INTO payment_confirmations (provider, transaction_id, landlord_id, payment_id, amount, paid_at, received_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (provider, transaction_id) DO NOTHING`,
@@ -420,10 +446,7 @@ func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *ren
 		return nil, false, err
 	}
 	b.AmountPaid += c.Amount
-	if b.AmountPaid >= b.Total && b.Status != rental.BillPaid {
-		now := rental.Time{Time: tx.Now}
-		b.Status, b.PaidAt = rental.BillPaid, &now
-	}
+	b.Settle(tx.Now)
 	if err := tx.saveBill(ctx, acct, b); err != nil {
 		return nil, false, err
 	}
@@ -448,12 +471,13 @@ func (tx *Tx) ExpirePayments(ctx context.Context, landlordID string) (int, error
 }
 
 // PendingQR returns the QR payload of a payment made on the payment page
-// of token, while it is pending and unexpired at now: the page's QR image
-// shows nothing else.
+// of token, while it is pending and unexpired at now and the landlord
+// still takes QR payments: the page's QR image shows nothing else.
 func (q *Queries) PendingQR(ctx context.Context, token, paymentID string, now time.Time) (string, error) {
 	var payload string
 	err := q.c.QueryRowContext(ctx, `SELECT p.qr_payload FROM payments p JOIN payment_links l ON l.id = p.payment_link_id
-		WHERE l.token = $1 AND p.id = $2 AND p.status = $3 AND p.expires_at > $4`,
+		JOIN landlords ll ON ll.id = p.landlord_id
+		WHERE l.token = $1 AND p.id = $2 AND p.status = $3 AND p.expires_at > $4 AND ll.qr_payments`,
 		token, paymentID, rental.PaymentPending, ms(now)).Scan(&payload)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", rental.NotFound("payment", paymentID)

@@ -241,6 +241,7 @@ func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id strin
 	}
 	if bill != nil {
 		bill.Price(*r)
+		bill.Settle(tx.Now)
 		if err := tx.saveBill(ctx, acct, bill); err != nil {
 			return nil, err
 		}

@@ -49,6 +49,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 	browser := http.NewServeMux()
 	browser.Handle("GET /pay/assets/page.css", http.StripPrefix("/pay/", http.FileServerFS(assets)))
 	browser.HandleFunc("GET /pay/{token}", p.handlePage)
+	browser.HandleFunc("HEAD /pay/{token}", p.handleHead)
 	browser.HandleFunc("GET /pay/{token}/{payment}", p.handleQR)
 	browser.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusNotFound, nil)
@@ -95,6 +96,16 @@ func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(buf.Bytes())
+}
+
+// handleHead answers a HEAD of a payment page with the page's status and
+// type but opens no payment: only a tenant's GET starts a QR's 15 minutes.
+func (p *pages) handleHead(w http.ResponseWriter, r *http.Request) {
+	if err := p.db.Read().PaymentLinkExists(r.Context(), r.PathValue("token")); err != nil {
+		p.fail(w, r, statusOf(err), err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 }
 
 // handleQR serves the QR image of a pending payment of the link.
