@@ -100,15 +100,19 @@ var Bangkok = time.FixedZone("ICT", 7*60*60)
 // Payable reports whether a tenant can still pay the bill: it is issued or
 // overdue and something is left to pay (a QR never asks for nothing).
 func (b *Bill) Payable() bool {
-	return (b.Status == BillIssued || b.Status == BillOverdue) && b.AmountPaid < b.Total
+	return b.awaitingPayment() && b.AmountPaid < b.Total
 }
+
+// awaitingPayment reports whether the bill is out with the tenant: issued
+// or overdue, the states in which money is expected.
+func (b *Bill) awaitingPayment() bool { return b.Status == BillIssued || b.Status == BillOverdue }
 
 // Settle marks an issued or overdue bill paid at now once the money
 // received covers its total, whether a payment raised amount_paid or a
 // corrected reading lowered the total. amount_paid keeps counting every
 // confirmed satang, so it may exceed the total (an overpayment to refund).
 func (b *Bill) Settle(now time.Time) {
-	if (b.Status == BillIssued || b.Status == BillOverdue) && b.AmountPaid >= b.Total {
+	if b.awaitingPayment() && b.AmountPaid >= b.Total {
 		at := Time{Time: now}
 		b.Status, b.PaidAt = BillPaid, &at
 	}
