@@ -1,11 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -152,7 +154,12 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 		}
 		switch claim {
 		case store.Replay:
-			replay(*stored).write(w)
+			resp, err := s.replay(ik, *stored)
+			if err != nil {
+				s.writeError(w, r, err)
+				return
+			}
+			resp.write(w)
 			return
 		case store.InProgress:
 			s.writeError(w, r, rental.Errorf(rental.KindConflict, "idempotency_in_progress",
@@ -174,7 +181,7 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 	}
 	var keep func(*store.Tx, response) error
 	if keyed {
-		keep = func(tx *store.Tx, resp response) error { return tx.CompleteIdempotency(c.ctx, ik, token, stored(resp)) }
+		keep = func(tx *store.Tx, resp response) error { return tx.CompleteIdempotency(c.ctx, ik, token, s.stored(ik, resp)) }
 	}
 	resp := s.transact(c, h, keep)
 	done = true
@@ -225,14 +232,35 @@ func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response)
 }
 
 // stored turns a response into its stored form: status, body, and the
-// headers that describe the body.
-func stored(resp response) store.StoredResponse {
+// headers that describe the body. The body is sealed under the server
+// secret, bound to the key it answers: some responses carry a secret shown
+// once (a webhook signing secret), and the table keeping them for 24 hours
+// must not hold it in clear.
+func (s *Server) stored(k store.IdempotencyKey, resp response) store.StoredResponse {
 	h, _ := json.Marshal(map[string]string{"Content-Type": resp.header.Get("Content-Type"), "Retry-After": resp.header.Get("Retry-After")})
-	return store.StoredResponse{Status: resp.status, Header: string(h), Body: resp.body}
+	body := []byte(sealedBody + s.secret.Seal(resp.body, storedContext(k)))
+	return store.StoredResponse{Status: resp.status, Header: string(h), Body: body}
+}
+
+// sealedBody marks a stored body as sealed; bodies stored before sealing
+// (JSON or empty, kept at most 24 hours) are replayed as they are.
+const sealedBody = "sealed.v1."
+
+// storedContext binds a sealed body to the one key it answers, so a stored
+// row cannot be replayed under another key.
+func storedContext(k store.IdempotencyKey) []byte {
+	return []byte("idempotent response\x00" + k.ApplicationID + "\x00" + k.AccountID + "\x00" + k.Key)
 }
 
 // replay rebuilds a stored response, marked as a replay.
-func replay(sr store.StoredResponse) response {
+func (s *Server) replay(k store.IdempotencyKey, sr store.StoredResponse) (response, error) {
+	body := sr.Body
+	if sealed, ok := bytes.CutPrefix(body, []byte(sealedBody)); ok {
+		var err error
+		if body, err = s.secret.Open(string(sealed), storedContext(k)); err != nil {
+			return response{}, fmt.Errorf("api: stored response of an idempotency key does not open: %w", err)
+		}
+	}
 	var hm map[string]string
 	json.Unmarshal([]byte(sr.Header), &hm)
 	h := http.Header{}
@@ -242,7 +270,7 @@ func replay(sr store.StoredResponse) response {
 		}
 	}
 	h.Set("Idempotent-Replayed", "true")
-	return response{status: sr.Status, header: h, body: sr.Body}
+	return response{status: sr.Status, header: h, body: body}, nil
 }
 
 func validIdempotencyKey(k string) bool {
