@@ -181,7 +181,9 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 	}
 	var keep func(*store.Tx, response) error
 	if keyed {
-		keep = func(tx *store.Tx, resp response) error { return tx.CompleteIdempotency(c.ctx, ik, token, s.stored(ik, resp)) }
+		keep = func(tx *store.Tx, resp response) error {
+			return tx.CompleteIdempotency(c.ctx, ik, token, s.stored(ik, resp))
+		}
 	}
 	resp := s.transact(c, h, keep)
 	done = true
