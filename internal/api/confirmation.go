@@ -23,7 +23,7 @@ const ConfirmationTolerance = 5 * time.Minute
 func (s *Server) handleConfirmation() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		provider := r.PathValue("provider")
-		body, err := readBody(w, r)
+		body, err := s.readBody(w, r)
 		if err == nil {
 			err = s.verifyProvider(r, provider, body)
 		}

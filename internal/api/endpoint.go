@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"os"
 	"net/http"
 	"regexp"
 	"slices"
@@ -47,10 +48,12 @@ func (c *call) acct() *rental.Account { return c.caller.account }
 type handlerFunc func(c *call) (int, any, error)
 
 // endpoint wraps an operation in everything an API request goes through, in
-// this order: overload gate, authentication and account selection, rate
-// limit, scope, query parameters, then for reads the handler, and for writes
-// the body checks, the idempotency key, and the handler inside one
-// transaction that also stores the idempotent response.
+// this order: reading a write's body (bounded in size and time),
+// authentication and account selection, rate limit and quota, a place in the
+// overload gate (within the developer's fair share), scope, query
+// parameters, then for reads the handler, and for writes the body checks,
+// the idempotency key, and the handler inside one transaction that also
+// stores the idempotent response.
 func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
 	return s.adapt(scope, query, h, false)
 }
@@ -65,12 +68,18 @@ func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) 
 
 func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLevel bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		release, err := s.enter(r.Context())
-		if err != nil {
-			s.writeError(w, r, err)
-			return
+		// The body is read first, before the request holds anything scarce:
+		// a client trickling its body holds only its own connection. Its
+		// errors are answered in their usual place, after the checks below.
+		var body []byte
+		var bodyErr error
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			body, bodyErr = s.readBody(w, r)
+			if e, ok := rental.AsError(bodyErr); ok && e.Kind == rental.KindTimeout {
+				s.writeError(w, r, e) // the connection is done for: answer now
+				return
+			}
 		}
-		defer release()
 		cl, err := s.authenticate(w, r, appLevel)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -86,6 +95,12 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 			s.writeError(w, r, err)
 			return
 		}
+		release, err := s.gate.enter(r.Context(), cl.key.Developer.ID)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		defer release()
 		// Counted as the status is written, before the client can send its next request.
 		w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
 			if billable(status) && cl.account != nil {
@@ -111,6 +126,11 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 			s.run(c, h).write(w)
 			return
 		}
+		if bodyErr != nil {
+			s.writeError(w, r, bodyErr)
+			return
+		}
+		c.body = body
 		s.serveWrite(w, c, h)
 	})
 }
@@ -128,13 +148,7 @@ func (s *Server) run(c *call, h handlerFunc) response {
 // Idempotency-Key, exactly once with the response stored in that same
 // transaction.
 func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
-	r := c.r
-	body, err := readBody(w, r)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	c.body = body
+	r, body := c.r, c.body
 	key, keyed := r.Header["Idempotency-Key"]
 	var ik store.IdempotencyKey
 	var token int64
@@ -280,13 +294,26 @@ func validIdempotencyKey(k string) bool {
 }
 
 // readBody reads a write's body: at most maxBody bytes (413 beyond, checked
-// while reading), and JSON when not empty (415 otherwise).
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+// while reading) within the body timeout (408 beyond: plenty for a JSON body
+// of up to 1 MB, short enough that a trickled body ties up nothing for
+// long), and JSON when not empty (415 otherwise).
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	tooLarge := rental.Errorf(rental.KindTooLarge, "request_too_large", "The request body is over the limit of 1 MB.")
 	if r.ContentLength > maxBody {
 		return nil, tooLarge
 	}
+	rc := http.NewResponseController(w)
+	deadline := rc.SetReadDeadline(time.Now().Add(s.bodyWait)) == nil
 	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		// The deadline stays passed, so the server does not wait for the
+		// rest of the body either: the connection closes after the answer.
+		w.Header().Set("Connection", "close")
+		return nil, rental.Errorf(rental.KindTimeout, "request_timeout", "The request body did not arrive within %s.", s.bodyWait)
+	}
+	if deadline {
+		rc.SetReadDeadline(time.Time{})
+	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return nil, tooLarge
@@ -354,26 +381,4 @@ func validID(s string) bool {
 		}
 	}
 	return true
-}
-
-// enter takes a place among the requests being served, waiting up to the
-// configured time when all are taken.
-func (s *Server) enter(ctx context.Context) (func(), error) {
-	release := func() { <-s.gate }
-	select {
-	case s.gate <- struct{}{}:
-		return release, nil
-	default:
-	}
-	t := time.NewTimer(s.wait)
-	defer t.Stop()
-	select {
-	case s.gate <- struct{}{}:
-		return release, nil
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is overloaded; retry after the time in Retry-After.")
-	e.RetryAfter = 1
-	return nil, e
 }

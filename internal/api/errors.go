@@ -28,10 +28,14 @@ func statusOf(k rental.Kind) int {
 		return http.StatusNotFound
 	case rental.KindMethodNotAllowed:
 		return http.StatusMethodNotAllowed
+	case rental.KindTimeout:
+		return http.StatusRequestTimeout
 	case rental.KindConflict:
 		return http.StatusConflict
 	case rental.KindTooLarge:
 		return http.StatusRequestEntityTooLarge
+	case rental.KindHeaderTooLarge:
+		return http.StatusRequestHeaderFieldsTooLarge
 	case rental.KindUnsupportedMedia:
 		return http.StatusUnsupportedMediaType
 	case rental.KindUnprocessable:

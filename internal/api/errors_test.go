@@ -182,13 +182,17 @@ func TestEveryErrorCode(t *testing.T) {
 			{"service_unavailable", 503, func(t *testing.T) *result {
 				busy := newHarness(t, e, func(c *api.Config) { c.MaxInFlight, c.OverloadWait = 1, 50*time.Millisecond })
 				k := busy.testKey(f)
-				pr, pw := io.Pipe()
-				defer pw.Close()
-				r, _ := http.NewRequest("POST", busy.url+"/v1/properties", pr)
-				r.Header.Set("Authorization", "Bearer "+k)
-				r.Header.Set("Content-Type", "application/json")
-				go http.DefaultClient.Do(r) // holds the only place while its body trickles in
-				pw.Write([]byte("{"))
+				// A write that waits for the landlord's lock, held here,
+				// holds the only place.
+				tx, err := e.DB.Begin(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tx.Rollback()
+				if err := tx.Claim(t.Context(), f.Sandbox(t, e.DB)); err != nil {
+					t.Fatal(err)
+				}
+				go busy.send(req{key: k, method: "POST", path: "/v1/properties", body: property("Waits")})
 				// Until that request has taken the place, others are served.
 				res := busy.do(req{key: k, method: "GET", path: "/v1/account"})
 				for deadline := time.Now().Add(10 * time.Second); res.status == http.StatusOK && time.Now().Before(deadline); {

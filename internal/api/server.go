@@ -6,6 +6,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,10 +29,14 @@ type Config struct {
 	Log    *slog.Logger
 	// Now is the clock; defaults to the store's, so tests move both at once.
 	Now func() time.Time
-	// MaxInFlight bounds the API requests served at once; more wait up to
-	// OverloadWait and then get 503. Defaults: 256 and 10 s.
+	// MaxInFlight bounds the API requests served at once, a quarter of
+	// them for any one developer; more wait up to OverloadWait and then get
+	// 503. Defaults: 256 and 10 s.
 	MaxInFlight  int
 	OverloadWait time.Duration
+	// BodyTimeout is how long a client has to send a write's body (408
+	// after it); default 10 s.
+	BodyTimeout time.Duration
 	// NoRateLimits turns the per-second limits off, for capacity
 	// benchmarks only; quotas still apply.
 	NoRateLimits bool
@@ -59,8 +64,8 @@ type Server struct {
 	now      func() time.Time
 	mux      *http.ServeMux
 	patterns []string
-	gate     chan struct{}
-	wait     time.Duration
+	gate     *gate
+	bodyWait time.Duration
 	limits   *limits
 	meter    *meter
 	doc      *document
@@ -72,7 +77,7 @@ type Server struct {
 
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
-	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), wait: cfg.OverloadWait, guard: cfg.Guard,
+	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), guard: cfg.Guard,
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers}
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
@@ -86,10 +91,11 @@ func NewServer(cfg Config) (*Server, error) {
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 256
 	}
-	if s.wait <= 0 {
-		s.wait = 10 * time.Second
+	if cfg.OverloadWait <= 0 {
+		cfg.OverloadWait = 10 * time.Second
 	}
-	s.gate = make(chan struct{}, cfg.MaxInFlight)
+	s.gate = newGate(cfg.MaxInFlight, cfg.OverloadWait)
+	s.bodyWait = cmp.Or(cfg.BodyTimeout, 10*time.Second)
 	s.limits = &limits{store: newMemoryBuckets(), log: s.log, off: cfg.NoRateLimits}
 	if cfg.RedisURL != "" {
 		rb, err := newRedisBuckets(context.Background(), cfg.RedisURL, cfg.RedisPrefix+"rentapi:")
@@ -192,6 +198,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	}
 	return w.ResponseWriter.Write(b)
 }
+
+// Unwrap lets http.ResponseController reach the connection (read deadlines).
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // discardWriter lets the mux's own 404/405 answer be inspected, not sent.
 type discardWriter struct{ h http.Header }

@@ -18,8 +18,10 @@ const (
 	KindForbidden                    // 403: authenticated but not allowed
 	KindNotFound                     // 404: no such object in this account, or no such route
 	KindMethodNotAllowed             // 405: the route exists with other methods
+	KindTimeout                      // 408: the body did not arrive in time
 	KindConflict                     // 409: the object's state forbids the request
 	KindTooLarge                     // 413: body over the limit
+	KindHeaderTooLarge               // 431: request headers over the limit
 	KindUnsupportedMedia             // 415: body is not JSON
 	KindUnprocessable                // 422: an idempotency key reused for another request
 	KindRateLimited                  // 429: slow down; RetryAfter says for how long

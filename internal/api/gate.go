@@ -1,0 +1,100 @@
+package api
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"rentapi/internal/rental"
+)
+
+// gate bounds the requests served at once, and gives each developer a fair
+// share of them: one developer's slow or heavy requests can fill their own
+// share, never the whole gate, so other developers' requests still find a
+// place. A request waits up to wait for a place, then gets 503.
+type gate struct {
+	all   chan struct{}
+	share int
+	wait  time.Duration
+
+	mu  sync.Mutex
+	per map[string]*shareSlots
+}
+
+// shareSlots are one developer's places, kept while anyone holds or waits
+// for one.
+type shareSlots struct {
+	slots chan struct{}
+	users int
+}
+
+// newGate makes a gate of size places, of which one developer may hold at
+// most a quarter (at least one).
+func newGate(size int, wait time.Duration) *gate {
+	return &gate{all: make(chan struct{}, size), share: max(1, size/4), wait: wait, per: map[string]*shareSlots{}}
+}
+
+// inFlight is the number of requests holding a place.
+func (g *gate) inFlight() int { return len(g.all) }
+
+// enter takes a place for a request of the developer, first within the
+// developer's share, then in the gate, waiting up to the gate's time in all.
+// The returned func gives the place back.
+func (g *gate) enter(ctx context.Context, developer string) (func(), error) {
+	own := g.join(developer)
+	timeout := time.NewTimer(g.wait)
+	defer timeout.Stop()
+	if !take(ctx, own.slots, timeout.C) {
+		g.leave(developer)
+		return nil, overloaded()
+	}
+	if !take(ctx, g.all, timeout.C) {
+		<-own.slots
+		g.leave(developer)
+		return nil, overloaded()
+	}
+	return func() {
+		<-g.all
+		<-own.slots
+		g.leave(developer)
+	}, nil
+}
+
+// take puts a token in c, unless the timeout or the request's end comes first.
+func take(ctx context.Context, c chan struct{}, timeout <-chan time.Time) bool {
+	select {
+	case c <- struct{}{}:
+		return true
+	case <-timeout:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (g *gate) join(developer string) *shareSlots {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.per[developer]
+	if s == nil {
+		s = &shareSlots{slots: make(chan struct{}, g.share)}
+		g.per[developer] = s
+	}
+	s.users++
+	return s
+}
+
+func (g *gate) leave(developer string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.per[developer]; s != nil {
+		if s.users--; s.users == 0 {
+			delete(g.per, developer)
+		}
+	}
+}
+
+func overloaded() error {
+	e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is overloaded; retry after the time in Retry-After.")
+	e.RetryAfter = 1
+	return e
+}
