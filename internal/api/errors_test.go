@@ -130,6 +130,30 @@ func TestEveryErrorCode(t *testing.T) {
 			{"request_too_large", 413, func(t *testing.T) *result {
 				return h.do(req{key: key, method: "POST", path: "/v1/properties", body: `{"name":"` + strings.Repeat("x", 1<<20) + `"}`})
 			}},
+			{"request_timeout", 408, func(t *testing.T) *result {
+				slow := newHarness(t, e, func(c *api.Config) { c.BodyTimeout = 200 * time.Millisecond })
+				k := slow.testKey(slow.fixture(rental.PlanPro))
+				pr, pw := io.Pipe()
+				defer pw.Close()
+				r, _ := http.NewRequest("POST", slow.url+"/v1/properties", pr)
+				r.Header.Set("Authorization", "Bearer "+k)
+				r.Header.Set("Content-Type", "application/json")
+				go pw.Write([]byte("{")) // and then nothing
+				resp, err := http.DefaultClient.Do(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				res := &result{status: resp.StatusCode, header: resp.Header, body: b}
+				if err := checkContract(r, res); err != nil {
+					t.Error(err)
+				}
+				return res
+			}},
+			{"request_header_too_large", 431, func(t *testing.T) *result {
+				return h.do(req{key: key, method: "GET", path: "/v1/properties", headers: hdr("X-Padding: " + strings.Repeat("x", 80<<10))})
+			}},
 			{"unsupported_media_type", 415, func(t *testing.T) *result {
 				return h.do(req{key: key, method: "POST", path: "/v1/properties", body: "name=x", headers: hdr("Content-Type: application/x-www-form-urlencoded")})
 			}},
@@ -274,4 +298,46 @@ func TestMonthlyQuotaHeaders(t *testing.T) {
 			t.Fatal("test mode has quota headers")
 		}
 	})
+}
+
+// A path with empty or dot segments is no route: the envelope's 404, never
+// the mux's redirect to the cleaned path (which would send a write to
+// another route). The payment pages answer such paths with their own 404.
+func TestNoRedirectForUncleanPaths(t *testing.T) {
+	h := newHarness(t, storetest.SQLite(t))
+	key := h.testKey(h.fixture(rental.PlanPro))
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/v1//properties"},
+		{"POST", "/v1//properties"},
+		{"POST", "/v1/bills//issue"},
+		{"GET", "/v1/./properties"},
+		{"GET", "/v1/properties/../account"},
+		{"DELETE", "/v1/properties/"},
+		{"GET", "//v1/account"},
+	} {
+		r, _ := http.NewRequest(c.method, h.url+c.path, strings.NewReader(`{"name":"x"}`))
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := noRedirect.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		res := &result{status: resp.StatusCode, header: resp.Header, body: b}
+		if res.status != http.StatusNotFound || res.code() != "route_not_found" || resp.Header.Get("Location") != "" {
+			t.Errorf("%s %s: %d %s (Location %q)", c.method, c.path, res.status, b, resp.Header.Get("Location"))
+		}
+	}
+	for _, p := range []string{"/pay//x", "/pay/./abc", "/pay/abc/../def"} {
+		resp, err := noRedirect.Get(h.url + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || resp.Header.Get("Location") != "" {
+			t.Errorf("GET %s: %d %s", p, resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	}
 }

@@ -66,12 +66,45 @@ func TestRoutesMatchDocument(t *testing.T) {
 				continue
 			}
 			responses, _ := m["responses"].(map[string]any)
-			for _, status := range []string{"400", "401", "403", "429", "500", "503"} {
+			for _, status := range []string{"400", "401", "403", "429", "431", "500", "503"} {
 				if responses[status] == nil {
 					t.Errorf("%s %s does not document %s", method, path, status)
 				}
 			}
 		}
+	}
+}
+
+// The document's header parameters say what the server enforces, and give
+// no example a generated client would send as is: the idempotency key is at
+// most 255 printable ASCII characters, and SERVICE-Account has no example (an
+// account ID is only ever another application's).
+func TestHeaderParameters(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Parameters map[string]struct {
+				Example any `yaml:"example"`
+				Schema  struct {
+					MinLength int    `yaml:"minLength"`
+					MaxLength int    `yaml:"maxLength"`
+					Pattern   string `yaml:"pattern"`
+				} `yaml:"schema"`
+			} `yaml:"parameters"`
+		} `yaml:"components"`
+	}
+	b, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ik := doc.Components.Parameters["IdempotencyKey"].Schema
+	if ik.MinLength != 1 || ik.MaxLength != 255 || ik.Pattern != "^[ -~]+$" {
+		t.Errorf("Idempotency-Key schema %+v", ik)
+	}
+	if ex := doc.Components.Parameters["ServiceAccount"].Example; ex != nil {
+		t.Errorf("SERVICE-Account has the example %v", ex)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path"
 	"strings"
 	"time"
 
@@ -136,6 +137,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"status", sw.status, "duration_ms", time.Since(start).Milliseconds(), "remote", clientIP(r),
 			"application_id", info.applicationID, "account_id", info.accountID)
 	}()
+	if requestHeaderSize(r) > maxHeaderBytes {
+		s.writeError(sw, r, rental.Errorf(rental.KindHeaderTooLarge, "request_header_too_large",
+			"The request's headers are over the limit of %d KB.", maxHeaderBytes>>10))
+		return
+	}
+	if !cleanPath(r.URL.Path) {
+		// The mux would redirect to the cleaned path, sending a write to
+		// another route: an API path is exactly a route or none.
+		s.writeError(sw, r, rental.Errorf(rental.KindNotFound, "route_not_found", "Unrecognized request URL (%s %s): empty or dot segments in the path.", r.Method, r.URL.Path))
+		return
+	}
 	if keyInURL(r.URL) {
 		s.writeError(sw, r, rental.Errorf(rental.KindInvalid, "api_key_in_query",
 			"API keys must be sent in the Authorization header, never in the URL. Treat this key as exposed and roll it."))
@@ -154,6 +166,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mux.ServeHTTP(sw, r)
+}
+
+// maxHeaderBytes bounds a request's line and headers (431 beyond). The HTTP
+// server reads up to 1 MB of them, so that everything in between gets an
+// answer in the envelope.
+const maxHeaderBytes = 64 << 10
+
+// requestHeaderSize is about what the request line and headers took on the
+// wire.
+func requestHeaderSize(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + len(r.Host) + 4
+	for name, values := range r.Header {
+		for _, v := range values {
+			n += len(name) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// cleanPath reports whether p has no empty, "." or ".." segments, which
+// ServeMux would answer with a redirect.
+func cleanPath(p string) bool {
+	if p == "" || p[0] != '/' {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // requestInfo is what the request's log line needs to know, filled in as the

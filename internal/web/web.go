@@ -13,6 +13,7 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
+	"path"
 	"strings"
 
 	"rentapi/internal/promptpay"
@@ -40,7 +41,7 @@ type pages struct {
 }
 
 // New returns the handler of the whole service: the pages under /pay/, and
-// everything else to next (the API).
+// everything else to next (the API), which answers its own unknown paths.
 func New(cfg Config, next http.Handler) http.Handler {
 	p := &pages{db: cfg.DB, log: cfg.Log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML))}
 	if p.log == nil {
@@ -54,10 +55,30 @@ func New(cfg Config, next http.Handler) http.Handler {
 	browser.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusNotFound, nil)
 	})
-	root := http.NewServeMux()
-	root.Handle("/pay/", protect(browser))
-	root.Handle("/", next)
-	return root
+	pay := protect(browser)
+	notFound := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.fail(w, r, http.StatusNotFound, nil)
+	}))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case !strings.HasPrefix(r.URL.Path, "/pay/"):
+			next.ServeHTTP(w, r)
+		case !cleanPath(r.URL.Path):
+			notFound.ServeHTTP(w, r) // a page has one address: no redirect to it
+		default:
+			pay.ServeHTTP(w, r)
+		}
+	})
+}
+
+// cleanPath reports whether p has no empty, "." or ".." segments (which a
+// ServeMux would answer with a redirect).
+func cleanPath(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
 }
 
 // protect adds the browser protections every page and asset gets.
