@@ -35,7 +35,59 @@ func parseObject(body []byte, allowed ...string) (fields, error) {
 	if dec.More() {
 		return f, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body must hold a single JSON object.")
 	}
+	if name, dup := duplicateKey(body); dup {
+		return f, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body has the key '%s' more than once in one object.", name)
+	}
 	return f, f.only(allowed)
+}
+
+// duplicateKey finds a key given twice in one object, at any depth, in a
+// body that already decoded: JSON decoders disagree on which of two values
+// wins, so a body that says two things is refused rather than guessed at.
+func duplicateKey(body []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	// frame is an open object (seen is not nil) or array.
+	type frame struct {
+		seen    map[string]bool
+		wantKey bool
+	}
+	var stack []*frame
+	// ended marks the end of a value: in an object, a key comes next.
+	ended := func() {
+		if n := len(stack); n > 0 && stack[n-1].seen != nil {
+			stack[n-1].wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		if n := len(stack); n > 0 && stack[n-1].wantKey {
+			top := stack[n-1]
+			if name, ok := tok.(string); ok {
+				if top.seen[name] {
+					return name, true
+				}
+				top.seen[name], top.wantKey = true, false
+				continue
+			}
+			stack = stack[:n-1] // the object's '}'
+			ended()
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{seen: map[string]bool{}, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			ended()
+		default:
+			ended()
+		}
+	}
 }
 
 func (f fields) only(allowed []string) error {

@@ -76,6 +76,11 @@ func TestPropertyValidation(t *testing.T) {
 		{`{"name":`, "invalid_json", ""},
 		{`{"name":"a"} {"name":"b"}`, "invalid_json", ""},
 		{`null`, "invalid_json", ""},
+		{`{"name":"a","name":"b","electricity_rate":800,"water_rate":1}`, "invalid_json", ""},
+		{`{"name":"a","electricity_rate":800,"water_rate":1,"water_rate":2}`, "invalid_json", ""},
+		{map[string]any{"name": "Baan \u202eyrotimroD", "electricity_rate": 800, "water_rate": 1}, "invalid_parameter", "name"},
+		{map[string]any{"name": "Baan\u200bSuk", "electricity_rate": 800, "water_rate": 1}, "invalid_parameter", "name"},
+		{map[string]any{"name": "A", "address": "99 Soi \u2066Sukhumvit\u2069", "electricity_rate": 800, "water_rate": 1}, "invalid_parameter", "address"},
 	}
 	for i, c := range cases {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {

@@ -3,6 +3,7 @@ package rental
 import (
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // Currency is the one currency of the service; every object carrying money
@@ -172,11 +173,24 @@ func checkText(param string, v Optional[string], minLen, maxLen int) error {
 		if r < 0x20 && r != '\n' || r == 0x7f {
 			return Invalid(param, "%s must not contain control characters.", param)
 		}
+		if invisible(r) {
+			return Invalid(param, "%s must not contain invisible formatting or text-direction characters (U+%04X).", param, r)
+		}
 	}
 	if minLen > 0 && strings.TrimSpace(v.Value) == "" {
 		return Invalid(param, "%s must not be blank.", param)
 	}
 	return nil
+}
+
+// invisible reports whether r is a character people cannot see that changes
+// how the text around it shows: text-direction overrides and isolates,
+// zero-width characters, and the other format characters (Unicode category
+// Cf), and the line and paragraph separators. Names and addresses that
+// tenants read on payment pages and in chat refuse them, so that a name
+// cannot be made to look like another.
+func invisible(r rune) bool {
+	return unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }
 
 func checkRange(param string, v Optional[int64], lo, hi int64) error {
