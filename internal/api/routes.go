@@ -70,7 +70,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/webhook-deliveries/{delivery_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.getDelivery))
 	s.handle("POST /v1/webhook-deliveries/{delivery_id}/resend", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.resendDelivery))
 
-	s.handle("POST /v1/test-helpers/sandbox/reset", s.endpoint("", nil, s.resetSandbox))
+	s.handle("POST /v1/test-helpers/sandbox/reset", s.endpoint(rental.ScopePropertiesWrite, nil, s.resetSandbox))
 	s.handle("POST /v1/test-helpers/payments", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulatePayment))
 
 	// The payment provider's confirmations: signed by the provider, not

@@ -64,7 +64,17 @@ func TestSandboxSampleData(t *testing.T) {
 		prop := props[0]["id"].(string)
 		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Extra")}), http.StatusCreated)
 		want(t, h.do(req{key: key, method: "PATCH", path: "/v1/properties/" + prop, body: map[string]any{"name": "Renamed"}}), http.StatusOK)
-		res := h.do(req{key: key, method: "POST", path: "/v1/test-helpers/sandbox/reset"})
+		// A key that may only read cannot wipe the sandbox.
+		reader := h.testKey(f, rental.ScopePropertiesRead, rental.ScopeRoomsRead, rental.ScopeTenantsRead, rental.ScopeBillsRead)
+		res := h.do(req{key: reader, method: "POST", path: "/v1/test-helpers/sandbox/reset"})
+		want(t, res, http.StatusForbidden, "insufficient_scope")
+		if res.errField("scope") != "properties:write" {
+			t.Fatalf("reset needs %q", res.errField("scope"))
+		}
+		if n := len(all("/v1/properties")); n != 3 {
+			t.Fatalf("%d properties after a refused reset", n)
+		}
+		res = h.do(req{key: h.testKey(f, rental.ScopePropertiesWrite), method: "POST", path: "/v1/test-helpers/sandbox/reset"})
 		want(t, res, http.StatusOK)
 		if u := res.data()["usage"].(map[string]any); u["properties"] != 2.0 || u["rooms"] != 8.0 {
 			t.Fatalf("usage after reset %v", u)
