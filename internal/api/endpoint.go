@@ -48,8 +48,8 @@ func (c *call) acct() *rental.Account { return c.caller.account }
 type handlerFunc func(c *call) (int, any, error)
 
 // endpoint wraps an operation in everything an API request goes through, in
-// this order: reading a write's body (bounded in size and time),
-// authentication and account selection, rate limit and quota, a place in the
+// this order: authentication and account selection, rate limit and quota,
+// reading a write's body (bounded in size and time), a place in the
 // overload gate (within the developer's fair share), scope, query
 // parameters, then for reads the handler, and for writes the body checks,
 // the idempotency key, and the handler inside one transaction that also
@@ -68,18 +68,6 @@ func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) 
 
 func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLevel bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The body is read first, before the request holds anything scarce:
-		// a client trickling its body holds only its own connection. Its
-		// errors are answered in their usual place, after the checks below.
-		var body []byte
-		var bodyErr error
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			body, bodyErr = s.readBody(w, r)
-			if e, ok := rental.AsError(bodyErr); ok && e.Kind == rental.KindTimeout {
-				s.writeError(w, r, e) // the connection is done for: answer now
-				return
-			}
-		}
 		cl, err := s.authenticate(w, r, appLevel)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -94,6 +82,19 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 		if err != nil {
 			s.writeError(w, r, err)
 			return
+		}
+		// A write's body is read before the request takes a place in the
+		// gate: a client trickling its body holds only its own connection
+		// (and only once its key is known and within its rate). Its errors
+		// are answered in their usual place, after the checks below.
+		var body []byte
+		var bodyErr error
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			body, bodyErr = s.readBody(w, r)
+			if e, ok := rental.AsError(bodyErr); ok && e.Kind == rental.KindTimeout {
+				s.writeError(w, r, e) // the connection is done for: answer now
+				return
+			}
 		}
 		release, err := s.gate.enter(r.Context(), cl.key.Developer.ID)
 		if err != nil {
