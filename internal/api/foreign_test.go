@@ -114,7 +114,7 @@ func walkForeign(t *testing.T, h *harness, caller string, theirs map[string]owne
 			continue
 		}
 		method, pattern, _ := strings.Cut(route, " ")
-		made, real := pattern, pattern
+		madePath, realPath := pattern, pattern
 		var ids []string
 		known := true
 		for _, m := range params {
@@ -129,8 +129,8 @@ func walkForeign(t *testing.T, h *harness, caller string, theirs map[string]owne
 			if len(fake) != len(o.id) {
 				t.Fatalf("%s: made-up %s is not the shape of %s", route, fake, o.id)
 			}
-			made = strings.Replace(made, m[0], fake, 1)
-			real = strings.Replace(real, m[0], o.id, 1)
+			madePath = strings.Replace(madePath, m[0], fake, 1)
+			realPath = strings.Replace(realPath, m[0], o.id, 1)
 			ids = append(ids, fake, o.id)
 		}
 		if !known {
@@ -144,13 +144,13 @@ func walkForeign(t *testing.T, h *harness, caller string, theirs map[string]owne
 			}
 			return h.do(r)
 		}
-		madeRes, realRes := call(made), call(real)
+		madeRes, realRes := call(madePath), call(realPath)
 		if madeRes.status != http.StatusNotFound || madeRes.code() != "resource_not_found" {
 			t.Errorf("%s with a made-up ID: %d %s; want 404 resource_not_found (a write needs a valid body in foreignBodies)", route, madeRes.status, madeRes.body)
 			continue
 		}
-		if got, want := answer(realRes, ids), answer(madeRes, ids); got != want {
-			t.Errorf("%s with their real ID answers\n%s\nbut with a made-up one\n%s", route, got, want)
+		if theirs, made := answer(realRes, ids), answer(madeRes, ids); theirs != made {
+			t.Errorf("%s with their real ID answers\n%s\nbut with a made-up one\n%s", route, theirs, made)
 		}
 		walked++
 	}
