@@ -111,17 +111,23 @@ func admin(t *testing.T, bin string, env []string, args ...string) string {
 	return string(out)
 }
 
+// freshDSN is the DSN of a new database of the engine for the binary; the
+// postgres subtest skips (visibly) when no PostgreSQL is configured.
+func freshDSN(t *testing.T, engine string) string {
+	if engine == "postgres" {
+		return storetest.Postgres(t).DSN
+	}
+	return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+}
+
 // The README's first steps, on the real binary: serve a new database, use
 // the printed key, make keys and applications with the admin tools, and
 // stop cleanly on SIGTERM.
 func TestBinaryEndToEnd(t *testing.T) {
 	bin := buildBinary(t)
-	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "e2e.db")}
-	if os.Getenv(storetest.PostgresEnv) != "" {
-		dbs["postgres"] = storetest.Postgres(t).DSN
-	}
-	for name, dsn := range dbs {
-		t.Run(name, func(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			dsn := freshDSN(t, engine)
 			env := []string{"RENTAPI_DB=" + dsn, "RENTAPI_SECRET_FILE=" + filepath.Join(t.TempDir(), "secret")}
 			srv := startServer(t, bin, env)
 			if srv.key == "" {
@@ -226,12 +232,9 @@ func TestWebhooksSurviveAKill(t *testing.T) {
 		t.Skip("starts the binary twice and waits for 1,000 deliveries")
 	}
 	bin := buildBinary(t)
-	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "crash.db")}
-	if os.Getenv(storetest.PostgresEnv) != "" {
-		dbs["postgres"] = storetest.Postgres(t).DSN
-	}
-	for name, dsn := range dbs {
-		t.Run(name, func(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			dsn := freshDSN(t, engine)
 			// The receiver holds every request until the first process is
 			// gone, then takes everything.
 			var mu sync.Mutex

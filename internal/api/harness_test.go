@@ -23,6 +23,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"rentapi/internal/api"
+	"rentapi/internal/jobs"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
@@ -60,6 +61,8 @@ type harness struct {
 	sec *secret.Secret
 	srv *api.Server
 	url string
+	// jobs runs the background jobs, in a webhookHarness only.
+	jobs *jobs.Client
 }
 
 func newHarness(t *testing.T, e storetest.Engine, opts ...func(*api.Config)) *harness {
