@@ -12,8 +12,10 @@ import (
 	"embed"
 	"html/template"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
@@ -55,9 +57,80 @@ func New(cfg Config, next http.Handler) http.Handler {
 		p.fail(w, r, http.StatusNotFound, nil)
 	})
 	root := http.NewServeMux()
-	root.Handle("/pay/", protect(browser))
+	root.Handle("/pay/", p.logged(browser, protect(browser)))
 	root.Handle("/", next)
 	return root
+}
+
+// logged gives each page request an ID and one log line, as the API does
+// for its requests: the route pattern, never the path, whose token is the
+// payment link's only credential.
+func (p *pages) logged(mux *http.ServeMux, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := rental.NewID(rental.PrefixRequest)
+		w.Header().Set("X-Request-ID", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		_, route := mux.Handler(r)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			status := sw.status
+			if status == 0 { // nothing written: net/http sends 200
+				status = http.StatusOK
+			}
+			p.log.InfoContext(r.Context(), "request", "request_id", id, "method", logMethod(r.Method), "route", route,
+				"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", clientIP(r))
+		}()
+		h.ServeHTTP(sw, r)
+	})
+}
+
+type requestIDKey struct{}
+
+// requestID is the ID logged with the page request.
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// statusWriter remembers the status written, for the log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// logMethod is the request's method for the log: a made-up method is a
+// token a client chose freely, and could carry anything.
+func logMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// clientIP is the peer address; forwarding headers are not trusted.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // protect adds the browser protections every page and asset gets.
@@ -146,7 +219,8 @@ func statusOf(err error) int {
 // fail answers with a short bilingual error page; the cause goes to the log.
 func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
 	if err != nil && status >= 500 {
-		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "path_token_len", len(r.PathValue("token")), "error", err.Error())
+		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "request_id", requestID(r.Context()),
+			"path_token_len", len(r.PathValue("token")), "error", err.Error())
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
