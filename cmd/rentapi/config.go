@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,10 +18,16 @@ import (
 type dbFlags struct {
 	dsn        string
 	secretFile string
+	// log takes serve's notices as JSON lines; nil for the operator tools,
+	// whose notices are text for the person at the terminal.
+	log *slog.Logger
+	// riverLog is where the database's job queue client writes: JSON lines
+	// on stderr at warning and above, unless serve says otherwise.
+	riverLog *slog.Logger
 }
 
 func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
-	f := &dbFlags{}
+	f := &dbFlags{riverLog: slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	fs.StringVar(&f.dsn, "db", e.or("RENTAPI_DB", "sqlite:rentapi.db"), "database: sqlite:PATH or a postgres:// URL (env RENTAPI_DB)")
 	fs.StringVar(&f.secretFile, "secret-file", e.getenv("RENTAPI_SECRET_FILE"),
 		"file holding the server secret, created when absent (env RENTAPI_SECRET_FILE; RENTAPI_SECRET gives the secret itself; default: rentapi.secret beside a SQLite database, else in the working directory)")
@@ -29,7 +36,7 @@ func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
 
 // open connects to the database and migrates it.
 func (f *dbFlags) open(ctx context.Context) (*store.DB, error) {
-	db, err := store.Open(ctx, f.dsn, store.Options{})
+	db, err := store.Open(ctx, f.dsn, store.Options{Log: f.riverLog})
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +65,10 @@ func (e environment) loadSecret(f *dbFlags) (*secret.Secret, error) {
 	if err != nil {
 		return nil, err
 	}
-	if created {
+	switch {
+	case created && f.log != nil:
+		f.log.Warn("created a new server secret; every process of this database needs the same secret", "path", path)
+	case created:
 		fmt.Fprintf(e.stderr, "rentapi: created a new server secret in %s; every process of this database needs the same secret\n", path)
 	}
 	return s, nil

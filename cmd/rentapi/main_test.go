@@ -35,13 +35,16 @@ func buildBinary(t *testing.T) string {
 
 // server is a running rentapi process.
 type server struct {
-	cmd    *exec.Cmd
-	base   string
-	key    string // the sandbox key printed on first start, if any
-	stderr *bytes.Buffer
+	cmd  *exec.Cmd
+	base string
+	key  string // the sandbox key printed on first start, if any
+	// metrics is the metrics listener's URL, when it was asked for.
+	metrics string
+	stderr  *bytes.Buffer
 }
 
 var (
+	metricsOn = regexp.MustCompile(`metrics on (http://\S+)`)
 	listening = regexp.MustCompile(`listening on (http://\S+)`)
 	printed   = regexp.MustCompile(`sandbox test key \(shown once; keep it\): (svc_test_[A-Za-z0-9]{40})`)
 )
@@ -64,6 +67,9 @@ func startServer(t *testing.T, bin string, env []string, args ...string) *server
 		for lines.Scan() {
 			if m := printed.FindStringSubmatch(lines.Text()); m != nil {
 				s.key = m[1]
+			}
+			if m := metricsOn.FindStringSubmatch(lines.Text()); m != nil {
+				s.metrics = m[1]
 			}
 			if m := listening.FindStringSubmatch(lines.Text()); m != nil {
 				s.base = m[1]

@@ -12,6 +12,7 @@ import (
 
 	"rentapi/internal/api"
 	"rentapi/internal/jobs"
+	"rentapi/internal/metric"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 	"rentapi/internal/web"
@@ -35,14 +36,24 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		"the service's address as tenants' phones reach it, for payment page links, e.g. https://pay.example.com (env RENTAPI_PUBLIC_URL; default: http:// and the listening address)")
 	providersFile := fs.String("payment-providers", e.getenv("RENTAPI_PAYMENT_PROVIDERS"),
 		"file of payment providers whose signed confirmations are taken, one 'name=secret' per line (env RENTAPI_PAYMENT_PROVIDERS; default: none)")
+	metricsAddr := fs.String("metrics-addr", e.getenv("RENTAPI_METRICS_ADDR"),
+		"address of the operator's own listener serving /metrics in Prometheus's format, e.g. 127.0.0.1:9464; keep it off the public network (env RENTAPI_METRICS_ADDR; default: no metrics)")
+	logLevel := fs.String("log-level", e.or("RENTAPI_LOG_LEVEL", "info"),
+		"debug, info, warn or error: the least severe log lines written; River's own are written from warn up unless debug (env RENTAPI_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	level, err := parseLevel(*logLevel)
+	if err != nil {
 		return err
 	}
 	providers, err := loadProviders(*providersFile)
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
+	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	riverLog := jobs.RiverLog(log, level == slog.LevelDebug)
+	dbf.log, dbf.riverLog = log, riverLog
 	if !*rateLimits {
 		log.Warn("per-second rate limits are off: use this only to measure capacity")
 	}
@@ -64,7 +75,20 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: *rescueAfter})
+	var metrics *metric.Set
+	var metricsLn net.Listener
+	if *metricsAddr != "" {
+		metrics = metric.New()
+		if err := metrics.WatchDB(db); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		if metricsLn, err = net.Listen("tcp", *metricsAddr); err != nil {
+			return fmt.Errorf("metrics listen: %w", err)
+		}
+		defer metricsLn.Close()
+	}
+	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: *rescueAfter,
+		RiverLog: riverLog, Metrics: metrics})
 	if err != nil {
 		return err
 	}
@@ -87,7 +111,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		*publicURL = base
 	}
 	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard,
-		PublicURL: *publicURL, Providers: providers})
+		PublicURL: *publicURL, Providers: providers, Metrics: metrics})
 	if err != nil {
 		ln.Close()
 		return err
@@ -102,6 +126,18 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
 		fmt.Fprintf(e.stdout, "rentapi: try: curl -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
 	}
+	errc := make(chan error, 2)
+	var ms *http.Server
+	if metricsLn != nil {
+		ms = &http.Server{
+			Handler:           metrics.Handler(log),
+			ReadHeaderTimeout: 10 * time.Second,
+			WriteTimeout:      30 * time.Second,
+			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		}
+		go func() { errc <- ms.Serve(metricsLn) }()
+		fmt.Fprintf(e.stdout, "rentapi: metrics on http://%s/metrics\n", metricsLn.Addr())
+	}
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
 
 	hs := &http.Server{
@@ -113,7 +149,6 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		MaxHeaderBytes:    1 << 20, // the API answers over 64 KB in its envelope
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
@@ -129,7 +164,30 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	if ms != nil {
+		if err := ms.Shutdown(shutdown); err != nil {
+			return fmt.Errorf("shutdown metrics: %w", err)
+		}
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+	}
 	return srv.Close(shutdown)
+}
+
+// parseLevel reads --log-level.
+func parseLevel(s string) (slog.Level, error) {
+	switch s {
+	case "debug":
+		return slog.LevelDebug, nil
+	case "info":
+		return slog.LevelInfo, nil
+	case "warn":
+		return slog.LevelWarn, nil
+	case "error":
+		return slog.LevelError, nil
+	}
+	return 0, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
 }
 
 // bootstrap gives a new database its demo developer and application (with

@@ -56,7 +56,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 	}
 	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
 	inf := info(r.Context())
-	inf.applicationID = owner.App.ID
+	inf.applicationID, inf.mode = owner.App.ID, string(k.Mode)
 	switch {
 	case owner.Developer.Suspended:
 		return nil, rental.Errorf(rental.KindForbidden, "developer_suspended", "The developer account is suspended; all its keys are refused.")

@@ -7,10 +7,13 @@ import (
 	"rentapi/internal/rental"
 )
 
+// readyRoute is the readiness probe, whose 503 is no client's refusal.
+const readyRoute = "GET /readyz"
+
 // routes registers every route of the service on one screen.
 func (s *Server) routes() {
 	s.handle("GET /healthz", s.handleHealth())
-	s.handle("GET /readyz", s.handleReady())
+	s.handle(readyRoute, s.handleReady())
 	s.handle("GET /openapi.json", s.handleOpenAPI("json"))
 	s.handle("GET /openapi.yaml", s.handleOpenAPI("yaml"))
 
@@ -75,12 +78,18 @@ func (s *Server) routes() {
 
 	// The payment provider's confirmations: signed by the provider, not
 	// an API key, and no part of the developers' API (see the README).
-	s.mux.Handle("POST /provider/v1/confirmations/{provider}", s.handleConfirmation())
+	s.handleUnlisted("POST /provider/v1/confirmations/{provider}", s.handleConfirmation())
 }
 
 // handle registers a route and remembers its pattern for Routes.
 func (s *Server) handle(pattern string, h http.Handler) {
 	s.patterns = append(s.patterns, pattern)
+	s.handleUnlisted(pattern, h)
+}
+
+// handleUnlisted registers a route that is no part of the API's document.
+func (s *Server) handleUnlisted(pattern string, h http.Handler) {
+	s.known[pattern] = true
 	s.mux.Handle(pattern, h)
 }
 

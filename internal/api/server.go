@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"rentapi/internal/metric"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
@@ -54,6 +55,9 @@ type Config struct {
 	// Providers are the payment providers whose signed confirmations are
 	// taken, each with its own secret.
 	Providers map[string]string
+	// Metrics counts requests and refusals for the operator; nil counts
+	// nothing.
+	Metrics *metric.Set
 }
 
 // Server serves the API. It holds no request state between requests other
@@ -74,12 +78,15 @@ type Server struct {
 	// publicURL is where payment pages are; providers sign confirmations.
 	publicURL string
 	providers map[string]string
+	// known are the patterns on the mux: the only route labels there are.
+	known   map[string]bool
+	metrics *metric.Set
 }
 
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
 	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), guard: cfg.Guard,
-		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers}
+		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics}
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}
@@ -112,17 +119,30 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.doc = doc
 	s.routes()
+	if err := s.metrics.WatchInFlight(s.inFlight); err != nil {
+		return nil, fmt.Errorf("api: metrics: %w", err)
+	}
 	return s, nil
 }
 
-// ServeHTTP gives every request an ID, logs it, recovers a panic into a
-// 500, and answers unknown routes and methods in the error envelope.
+// inFlight is the number of API requests holding a place in the overload
+// gate, for the metrics.
+func (s *Server) inFlight() int { return s.gate.inFlight() }
+
+// ServeHTTP gives every request an ID, logs it, counts it in the metrics,
+// recovers a panic into a 500, and answers unknown routes and methods in the
+// error envelope.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	info := &requestInfo{id: rental.NewID(rental.PrefixRequest)}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
 	w.Header().Set("X-Request-ID", info.id)
 	sw := &statusWriter{ResponseWriter: w}
+	h, pattern := s.mux.Handler(r)
+	route := metric.Unmatched
+	if s.known[pattern] {
+		route = pattern
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
@@ -133,9 +153,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				s.writeError(sw, r, rental.Errorf(rental.KindInternal, "internal_error", "panic"))
 			}
 		}
-		s.log.InfoContext(r.Context(), "request", "request_id", info.id, "method", r.Method, "path", r.URL.Path,
-			"status", sw.status, "duration_ms", time.Since(start).Milliseconds(), "remote", clientIP(r),
-			"application_id", info.applicationID, "account_id", info.accountID)
+		status := sw.status
+		if status == 0 { // nothing written: net/http sends 200
+			status = http.StatusOK
+		}
+		elapsed := time.Since(start)
+		s.metrics.Request(route, status, info.mode, elapsed)
+		attrs := []any{"request_id", info.id, "method", logMethod(r.Method), "route", route, "path", logPath(r.URL.Path),
+			"status", status, "duration_ms", elapsed.Milliseconds(), "remote", clientIP(r),
+			"application_id", info.applicationID, "account_id", info.accountID, "mode", info.mode}
+		if status >= 400 {
+			attrs = append(attrs, "code", info.code)
+			if route != readyRoute { // an unready database is no refusal of a client
+				s.metrics.Refused(info.code)
+			}
+		}
+		s.log.InfoContext(r.Context(), "request", attrs...)
 	}()
 	if requestHeaderSize(r) > maxHeaderBytes {
 		s.writeError(sw, r, rental.Errorf(rental.KindHeaderTooLarge, "request_header_too_large",
@@ -153,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"API keys must be sent in the Authorization header, never in the URL. Treat this key as exposed and roll it."))
 		return
 	}
-	if h, pattern := s.mux.Handler(r); pattern == "" {
+	if pattern == "" {
 		probe := &statusWriter{ResponseWriter: discardWriter{h: http.Header{}}}
 		h.ServeHTTP(probe, r)
 		if probe.status == http.StatusMethodNotAllowed {
@@ -204,6 +237,10 @@ type requestInfo struct {
 	id            string
 	applicationID string
 	accountID     string
+	// mode is the key's, once it is recognised.
+	mode string
+	// code is the error code of the last error rendered, the one answered.
+	code string
 }
 
 type requestInfoKey struct{}
@@ -250,6 +287,33 @@ type discardWriter struct{ h http.Header }
 func (d discardWriter) Header() http.Header         { return d.h }
 func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d discardWriter) WriteHeader(int)             {}
+
+// logMethod is the request's method for the log: a made-up method is a
+// token a client chose freely, and could carry anything.
+func logMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// logPath is the path for the log, with any segment that holds something
+// shaped like an API key or webhook secret blanked: a client that pastes a
+// key into a URL must not put it in our logs as well.
+func logPath(p string) string {
+	if !strings.Contains(p, rental.KeyPrefixTest) && !strings.Contains(p, rental.KeyPrefixLive) && !strings.Contains(p, rental.SecretPrefix) {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		if strings.Contains(seg, rental.KeyPrefixTest) || strings.Contains(seg, rental.KeyPrefixLive) || strings.Contains(seg, rental.SecretPrefix) {
+			segs[i] = "[redacted]"
+		}
+	}
+	return strings.Join(segs, "/")
+}
 
 // clientIP is the peer address; the service does not trust forwarding
 // headers it cannot verify.

@@ -11,12 +11,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 
+	"rentapi/internal/metric"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/webhook"
@@ -128,6 +130,10 @@ type Options struct {
 	// RescueAfter is how long a job may stay running before it is deemed
 	// lost with a crashed process and run again; default a minute.
 	RescueAfter time.Duration
+	// RiverLog is River's own logger; default RiverLog(log, false).
+	RiverLog *slog.Logger
+	// Metrics counts webhook attempts; nil counts nothing.
+	Metrics *metric.Set
 }
 
 // Client runs the service's jobs. It is River's client over the store's
@@ -135,8 +141,15 @@ type Options struct {
 type Client = river.Client[*sql.Tx]
 
 // New builds the job client for the store's engine, with every worker and
-// the periodic sweeps. Start it with Start and stop it with Stop.
+// the periodic sweeps; the workers log to log. Start it with Start and stop
+// it with Stop.
 func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.RiverLog == nil {
+		opts.RiverLog = RiverLog(log, false)
+	}
 	if opts.OverdueEvery <= 0 {
 		opts.OverdueEvery = time.Minute
 	}
@@ -171,9 +184,9 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		return err
 	}})
 	river.AddWorker(workers, &sweepWorker[RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
-	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret})
+	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics})
 	cfg := &river.Config{
-		Logger: log,
+		Logger: opts.RiverLog,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:  {MaxWorkers: opts.Workers},
 			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers},
@@ -196,4 +209,56 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		return river.NewClient(riverdatabasesql.New(db.WritePool()), cfg)
 	}
 	return river.NewClient(riversqlite.New(db.WritePool()), cfg)
+}
+
+// RiverLog is the logger to give River, writing where log writes: River's
+// lines at warning and above (all of them when debug), marked
+// "component":"river", less one. River warns each time a job returns an
+// error and will be retried; for a webhook delivery that is a receiver
+// failing, which is expected, and the delivery worker logs every attempt
+// itself (and every other error of its runs), so that warning is dropped.
+func RiverLog(log *slog.Logger, debug bool) *slog.Logger {
+	floor := slog.LevelWarn
+	if debug {
+		floor = slog.LevelDebug
+	}
+	return slog.New(riverHandler{next: log.Handler().WithAttrs([]slog.Attr{slog.String("component", "river")}), floor: floor})
+}
+
+// riverHandler is River's log handler; see RiverLog.
+type riverHandler struct {
+	next  slog.Handler
+	floor slog.Level
+}
+
+func (h riverHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.floor && h.next.Enabled(ctx, l)
+}
+
+func (h riverHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelWarn && strings.HasSuffix(r.Message, "Job errored; retrying") && isDelivery(r) {
+		return nil
+	}
+	return h.next.Handle(ctx, r)
+}
+
+func (h riverHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return riverHandler{next: h.next.WithAttrs(attrs), floor: h.floor}
+}
+
+func (h riverHandler) WithGroup(name string) slog.Handler {
+	return riverHandler{next: h.next.WithGroup(name), floor: h.floor}
+}
+
+// isDelivery reports whether River's record is about a webhook delivery job.
+func isDelivery(r slog.Record) bool {
+	delivery := false
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "job_kind" {
+			delivery = a.Value.String() == store.DeliveryArgs{}.Kind()
+			return false
+		}
+		return true
+	})
+	return delivery
 }

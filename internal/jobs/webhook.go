@@ -2,12 +2,15 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
 
+	"rentapi/internal/metric"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
@@ -18,11 +21,15 @@ import (
 // returns an error, and River runs the job again when NextRetry says, up to
 // the delivery's 8 attempts; the attempt itself is recorded in our own
 // tables first, so the log and the next attempt's time agree with River.
+// Every attempt gets a log line at info, failed or not: a receiver that
+// fails is the developer's to fix, not a fault of the service.
 type deliveryWorker struct {
 	river.WorkerDefaults[store.DeliveryArgs]
-	db     *store.DB
-	sender *webhook.Sender
-	secret *secret.Secret
+	db      *store.DB
+	sender  *webhook.Sender
+	secret  *secret.Secret
+	log     *slog.Logger
+	metrics *metric.Set
 }
 
 // Timeout leaves room for the receiver's 10 seconds and the bookkeeping.
@@ -69,7 +76,25 @@ func jitter(a store.DeliveryArgs, attempt int) float64 {
 	return float64(h.Sum64()%1000) / 1000
 }
 
+// Work runs one attempt. An error other than the attempt's own failure (the
+// database, a secret that does not open) is logged here: River's warning
+// for it is dropped with the failed attempts' (see RiverLog).
 func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[store.DeliveryArgs]) error {
+	err := w.attempt(ctx, job)
+	var failed *failedAttempt
+	if err != nil && !errors.As(err, &failed) {
+		w.log.WarnContext(ctx, "webhook delivery run failed; River retries it", "delivery_id", job.Args.DeliveryID,
+			"job_id", job.ID, "error", err.Error())
+	}
+	return err
+}
+
+// failedAttempt is the error of an attempt the receiver did not take.
+type failedAttempt struct{ msg string }
+
+func (e *failedAttempt) Error() string { return e.msg }
+
+func (w *deliveryWorker) attempt(ctx context.Context, job *river.Job[store.DeliveryArgs]) error {
 	d, err := w.db.Read().DeliveryWork(ctx, job.Args.DeliveryID)
 	if rental.IsNotFound(err) {
 		return nil // the endpoint was deleted, or the delivery purged
@@ -106,6 +131,7 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[store.Delivery
 			o.Final = true
 		}
 	}
+	w.logAttempt(ctx, d, res, o)
 	// The attempt happened: record it even if the job is being stopped.
 	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), store.WriteWait+5*time.Second)
 	defer cancel()
@@ -121,7 +147,29 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[store.Delivery
 	if why == "" {
 		why = fmt.Sprintf("status %d", res.StatusCode)
 	}
-	return fmt.Errorf("webhook delivery %s attempt %d failed: %s", d.ID, d.AttemptCount+1, why)
+	return &failedAttempt{fmt.Sprintf("webhook delivery %s attempt %d failed: %s", d.ID, d.AttemptCount+1, why)}
+}
+
+// logAttempt writes the attempt's log line and counts it. The URL is left
+// out: a developer may have put a token of their own in it.
+func (w *deliveryWorker) logAttempt(ctx context.Context, d *store.DeliveryWork, res webhook.Result, o store.AttemptOutcome) {
+	w.metrics.WebhookAttempt(res.OK())
+	result := "success"
+	if !res.OK() {
+		result = "failure"
+	}
+	attrs := []any{"endpoint_id", d.EndpointID, "delivery_id", d.ID, "event_id", d.EventID, "attempt", d.AttemptCount + 1,
+		"result", result, "status", res.StatusCode, "duration_ms", res.Duration.Milliseconds()}
+	if res.Err != "" {
+		attrs = append(attrs, "error", res.Err)
+	}
+	if o.Next != nil {
+		attrs = append(attrs, "next_attempt_at", o.Next.UTC().Format(time.RFC3339))
+	}
+	if o.Final {
+		attrs = append(attrs, "final", true)
+	}
+	w.log.InfoContext(ctx, "webhook attempt", attrs...)
 }
 
 // secrets opens the endpoint's signing secrets: the current one, and the

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -55,20 +56,28 @@ type DB struct {
 	queue *river.Client[*sql.Tx]
 	// movable is set when tests gave the clock.
 	movable bool
+	// log is River's logger, for the queue client and its migrations.
+	log *slog.Logger
 }
 
 // Options tune Open. The zero value is the production setting.
 type Options struct {
 	// Now is the clock; tests move it. Defaults to time.Now.
 	Now func() time.Time
+	// Log is where the job queue's client and migrations write (River
+	// would otherwise print text to standard output); default nowhere.
+	Log *slog.Logger
 }
 
 // Open connects to dsn: "sqlite:PATH" or a "postgres://" (or
 // "postgresql://") URL. It does not migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	db := &DB{now: opts.Now, movable: opts.Now != nil}
+	db := &DB{now: opts.Now, movable: opts.Now != nil, log: opts.Log}
 	if db.now == nil {
 		db.now = time.Now
+	}
+	if db.log == nil {
+		db.log = slog.New(slog.DiscardHandler)
 	}
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
@@ -105,7 +114,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("store: unknown database %q: use sqlite:PATH or a postgres:// URL", redactDSN(dsn))
 	}
 	var err error
-	cfg := &river.Config{}
+	cfg := &river.Config{Logger: db.log}
 	cfg.Test.Time = db.QueueTime()
 	if db.engine == Postgres {
 		db.queue, err = river.NewClient(riverdatabasesql.New(db.write), cfg)
@@ -216,7 +225,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	if db.engine == Postgres {
-		m, err := rivermigrate.New(riverdatabasesql.New(db.write), nil)
+		m, err := rivermigrate.New(riverdatabasesql.New(db.write), &rivermigrate.Config{Logger: db.log})
 		if err != nil {
 			return fmt.Errorf("store: job queue migrations: %w", err)
 		}
@@ -226,7 +235,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 		}
 		return nil
 	}
-	m, err := rivermigrate.New(riversqlite.New(db.write), nil)
+	m, err := rivermigrate.New(riversqlite.New(db.write), &rivermigrate.Config{Logger: db.log})
 	if err != nil {
 		return fmt.Errorf("store: job queue migrations: %w", err)
 	}

@@ -12,9 +12,11 @@ import (
 	"embed"
 	"html/template"
 	"log/slog"
+	"net"
 	"net/http"
 	"path"
 	"strings"
+	"time"
 
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
@@ -55,10 +57,10 @@ func New(cfg Config, next http.Handler) http.Handler {
 	browser.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusNotFound, nil)
 	})
-	pay := protect(browser)
-	notFound := protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pay := p.logged(browser, protect(browser))
+	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusNotFound, nil)
-	}))
+	})))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case !strings.HasPrefix(r.URL.Path, "/pay/"):
@@ -79,6 +81,83 @@ func cleanPath(p string) bool {
 		c += "/"
 	}
 	return c == p
+}
+
+// logged gives each page request an ID and one log line, as the API does
+// for its requests: the route pattern, never the path, whose token is the
+// payment link's only credential.
+//
+// mux names the route; with none (a path with empty or dot segments, which
+// a mux would name by its cleaned path, token and all) the route is "".
+func (p *pages) logged(mux *http.ServeMux, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := rental.NewID(rental.PrefixRequest)
+		w.Header().Set("X-Request-ID", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		var route string
+		if mux != nil {
+			_, route = mux.Handler(r)
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			status := sw.status
+			if status == 0 { // nothing written: net/http sends 200
+				status = http.StatusOK
+			}
+			p.log.InfoContext(r.Context(), "request", "request_id", id, "method", logMethod(r.Method), "route", route,
+				"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", clientIP(r))
+		}()
+		h.ServeHTTP(sw, r)
+	})
+}
+
+type requestIDKey struct{}
+
+// requestID is the ID logged with the page request.
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// statusWriter remembers the status written, for the log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// logMethod is the request's method for the log: a made-up method is a
+// token a client chose freely, and could carry anything.
+func logMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
+}
+
+// clientIP is the peer address; forwarding headers are not trusted.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
 }
 
 // protect adds the browser protections every page and asset gets.
@@ -167,7 +246,8 @@ func statusOf(err error) int {
 // fail answers with a short bilingual error page; the cause goes to the log.
 func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
 	if err != nil && status >= 500 {
-		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "path_token_len", len(r.PathValue("token")), "error", err.Error())
+		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "request_id", requestID(r.Context()),
+			"path_token_len", len(r.PathValue("token")), "error", err.Error())
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
