@@ -174,6 +174,11 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 				s.writeError(w, r, err)
 				return
 			}
+			if resp.status >= 400 { // the log line and metrics name a replayed error's code too
+				var env errorBody
+				json.Unmarshal(resp.body, &env)
+				info(r.Context()).code = env.Error.Code
+			}
 			resp.write(w)
 			return
 		case store.InProgress:
