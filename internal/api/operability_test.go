@@ -128,7 +128,8 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 
-		key := h.testKey(h.fixture(rental.PlanFree)) // bursts of 20
+		fx := h.fixture(rental.PlanFree)
+		key := h.testKey(fx) // bursts of 20
 		for range 3 {
 			want(t, h.do(req{key: key, method: "GET", path: "/v1/account"}), http.StatusOK)
 		}
@@ -137,22 +138,26 @@ func TestMetrics(t *testing.T) {
 		want(t, h.do(req{method: "GET", path: "/metrics"}), http.StatusNotFound, "route_not_found")
 		want(t, h.do(req{key: "svc_test_" + strings.Repeat("x", 40), method: "GET", path: "/v1/account"}), http.StatusUnauthorized, "invalid_api_key")
 
-		// A write waits for its body while holding the only in-flight place;
-		// the next request waits its 50 ms and is refused.
-		body, send := io.Pipe()
-		slow, _ := http.NewRequest("POST", h.url+"/v1/properties", body)
-		slow.Header.Set("Authorization", "Bearer "+key)
-		slow.Header.Set("Content-Type", "application/json")
+		// A write waits for the landlord's lock, held here, while holding
+		// the only in-flight place; the next request waits its 50 ms and is
+		// refused.
+		tx, err := e.DB.Begin(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if err := tx.Claim(t.Context(), fx.Sandbox(t, e.DB)); err != nil {
+			t.Fatal(err)
+		}
 		created := make(chan int)
 		go func() {
-			resp, err := http.DefaultClient.Do(slow)
+			res, err := h.send(req{key: key, method: "POST", path: "/v1/properties", body: property("Slow")})
 			if err != nil {
 				t.Error(err)
 				created <- 0
 				return
 			}
-			resp.Body.Close()
-			created <- resp.StatusCode
+			created <- res.status
 		}()
 		for deadline := time.Now().Add(10 * time.Second); sample(scrape(t, ms.URL), "rentapi_api_requests_in_flight") != 1; time.Sleep(10 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -160,9 +165,7 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 		want(t, h.do(req{key: key, method: "GET", path: "/v1/account"}), http.StatusServiceUnavailable, "service_unavailable")
-		b, _ := json.Marshal(property("Slow"))
-		send.Write(b)
-		send.Close()
+		tx.Rollback()
 		if status := <-created; status != http.StatusCreated {
 			t.Fatalf("the slow write: %d", status)
 		}
@@ -193,13 +196,13 @@ func TestMetrics(t *testing.T) {
 		text := scrape(t, ms.URL)
 		expect(text, map[string]float64{
 			`rentapi_api_requests_total{mode="none",route="GET /v1/account",status="401"}`:                 1,
-			`rentapi_api_requests_total{mode="none",route="GET /v1/account",status="503"}`:                 1,
+			`rentapi_api_requests_total{mode="test",route="GET /v1/account",status="503"}`:                 1,
 			`rentapi_api_requests_total{mode="test",route="GET /v1/bills/{bill_id}",status="404"}`:         1,
 			`rentapi_api_requests_total{mode="none",route="unmatched",status="404"}`:                       2,
 			`rentapi_api_requests_total{mode="test",route="POST /v1/properties",status="201"}`:             2,
 			`rentapi_api_requests_total{mode="test",route="POST /v1/webhook-endpoints",status="201"}`:      1,
 			`rentapi_api_requests_total{mode="test",route="GET /v1/account",status="429"}`:                 2,
-			`rentapi_api_request_duration_seconds_count{mode="none",route="GET /v1/account",status="503"}`: 1,
+			`rentapi_api_request_duration_seconds_count{mode="test",route="GET /v1/account",status="503"}`: 1,
 			`rentapi_api_requests_in_flight`:                                     0,
 			`rentapi_api_overload_refusals_total`:                                1,
 			`rentapi_api_limit_refusals_total{code="rate_limited"}`:              1,
