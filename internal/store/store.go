@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -76,6 +77,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		if path == "" || strings.Contains(path, ":memory:") {
 			return nil, errors.New("store: sqlite needs a file path (sqlite:PATH); an in-memory database cannot be shared by the read and write pools")
 		}
+		if err := createPrivate(path); err != nil {
+			return nil, err
+		}
 		base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL"
 		w, err := sql.Open("sqlite", base+"&_txlock=immediate")
 		if err != nil {
@@ -121,6 +125,22 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// createPrivate creates a new SQLite database file readable and writable by
+// its owner only, before the driver would create it with the umask's mode
+// (0644 as a rule): it holds tenants' names and phone numbers. SQLite gives
+// the -wal and -shm files the main file's mode, so they follow. An existing
+// file keeps its mode: the operator may have chosen it.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: create sqlite database: %w", err)
+	}
+	return f.Close()
 }
 
 // redactDSN drops a password from a DSN before it is shown in an error.

@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,4 +286,22 @@ func TestClaimOrdersWriters(t *testing.T) {
 			t.Fatalf("second writer's time %v is not after the first's %v", got, first)
 		}
 	})
+}
+
+// The SQLite database and its -wal and -shm files hold tenants' names and
+// phone numbers: only their owner may read them.
+func TestSQLiteFilesArePrivate(t *testing.T) {
+	e := storetest.SQLite(t)
+	f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+	f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+	path := strings.TrimPrefix(e.DSN, "sqlite:")
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err) // the store has written: WAL and shared memory exist
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s: mode %#o, want 0600", filepath.Base(name), mode)
+		}
+	}
 }
