@@ -66,9 +66,8 @@ func (e environment) loadSecret(f *dbFlags) (*secret.Secret, error) {
 
 func (e environment) migrate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	db := e.dbFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := e.parse(fs, args, "bring a database's schema up to date and exit (serve migrates on start too)"); err != nil {
 		return err
 	}
 	conn, err := db.open(ctx)

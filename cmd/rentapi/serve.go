@@ -20,7 +20,6 @@ import (
 
 func (e environment) serve(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", e.or("RENTAPI_ADDR", "127.0.0.1:8080"), "address to listen on (env RENTAPI_ADDR)")
 	dbf := e.dbFlags(fs)
 	rateLimits := fs.Bool("rate-limits", e.or("RENTAPI_RATE_LIMITS", "on") != "off",
@@ -35,12 +34,24 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		"the service's address as tenants' phones reach it, for payment page links, e.g. https://pay.example.com (env RENTAPI_PUBLIC_URL; default: http:// and the listening address)")
 	providersFile := fs.String("payment-providers", e.getenv("RENTAPI_PAYMENT_PROVIDERS"),
 		"file of payment providers whose signed confirmations are taken, one 'name=secret' per line (env RENTAPI_PAYMENT_PROVIDERS; default: none)")
-	if err := fs.Parse(args); err != nil {
+	if err := e.parse(fs, args, "run the service: the API, the payment pages and the background jobs"); err != nil {
 		return err
 	}
 	providers, err := loadProviders(*providersFile)
 	if err != nil {
 		return err
+	}
+	// Bind before anything is written: a new database's demo application
+	// must not be made while its key has nowhere to be used (the key is
+	// shown once).
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String()
+	if *publicURL == "" {
+		*publicURL = base
 	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, nil))
 	if !*rateLimits {
@@ -60,13 +71,30 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 
-	app, created, err := bootstrap(ctx, db)
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard,
+		PublicURL: *publicURL, Providers: providers})
 	if err != nil {
 		return err
 	}
 	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: *rescueAfter})
 	if err != nil {
 		return err
+	}
+	// Everything that can fail before serving has been done: now the demo
+	// and its key, back to back.
+	app, created, err := bootstrap(ctx, db)
+	if err != nil {
+		return err
+	}
+	if created {
+		key, err := createKey(ctx, db, sec, app.ID, rental.ModeTest, "all", "Sandbox key", "", 0)
+		if err != nil {
+			return fmt.Errorf("%w (the demo application %s was made without a key: make one with `rentapi admin create-key --mode test`)", err, app.ID)
+		}
+		fmt.Fprintf(e.stdout, "rentapi: new database: created a demo developer, application %s and its sandbox account %s.\n", app.ID, app.SandboxAccountID)
+		fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
+		fmt.Fprintf(e.stdout, "rentapi: try: curl -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
+		fmt.Fprintln(e.stdout, "rentapi: lost it? `rentapi admin create-key --mode test` makes another")
 	}
 	if err := jobClient.Start(ctx); err != nil {
 		return fmt.Errorf("jobs: %w", err)
@@ -78,30 +106,6 @@ func (e environment) serve(ctx context.Context, args []string) error {
 			log.Error("stopping jobs", "error", err.Error())
 		}
 	}()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	base := "http://" + ln.Addr().String()
-	if *publicURL == "" {
-		*publicURL = base
-	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard,
-		PublicURL: *publicURL, Providers: providers})
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	if created {
-		key, err := createKey(ctx, db, sec, app.ID, rental.ModeTest, "all", "Sandbox key", "", 0)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		fmt.Fprintf(e.stdout, "rentapi: new database: created a demo developer, application %s and its sandbox account %s.\n", app.ID, app.SandboxAccountID)
-		fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
-		fmt.Fprintf(e.stdout, "rentapi: try: curl -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
-	}
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
 
 	hs := &http.Server{
