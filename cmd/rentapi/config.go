@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"rentapi/internal/secret"
@@ -17,6 +18,9 @@ import (
 type dbFlags struct {
 	dsn        string
 	secretFile string
+	maxConns   int
+	// badEnv is set when RENTAPI_DB_MAX_CONNS is not a number.
+	badEnv error
 }
 
 func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
@@ -24,12 +28,24 @@ func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
 	fs.StringVar(&f.dsn, "db", e.or("RENTAPI_DB", "sqlite:rentapi.db"), "database: sqlite:PATH or a postgres:// URL (env RENTAPI_DB)")
 	fs.StringVar(&f.secretFile, "secret-file", e.getenv("RENTAPI_SECRET_FILE"),
 		"file holding the server secret, created when absent (env RENTAPI_SECRET_FILE; RENTAPI_SECRET gives the secret itself; default: rentapi.secret beside a SQLite database, else in the working directory)")
+	maxConns, err := strconv.Atoi(e.or("RENTAPI_DB_MAX_CONNS", strconv.Itoa(store.DefaultMaxConns)))
+	if err != nil {
+		f.badEnv = fmt.Errorf("RENTAPI_DB_MAX_CONNS=%q: want a number of connections", e.getenv("RENTAPI_DB_MAX_CONNS"))
+	}
+	fs.IntVar(&f.maxConns, "db-max-conns", maxConns,
+		"PostgreSQL connections this process may hold, the background jobs' included; every process's, together, must stay under the server's max_connections (env RENTAPI_DB_MAX_CONNS; SQLite ignores it)")
 	return f
 }
 
 // open connects to the database and migrates it.
 func (f *dbFlags) open(ctx context.Context) (*store.DB, error) {
-	db, err := store.Open(ctx, f.dsn, store.Options{})
+	if f.badEnv != nil {
+		return nil, f.badEnv
+	}
+	if f.maxConns < 1 {
+		return nil, fmt.Errorf("--db-max-conns %d: want at least 1", f.maxConns)
+	}
+	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns})
 	if err != nil {
 		return nil, err
 	}

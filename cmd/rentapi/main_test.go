@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,10 +19,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"rentapi/internal/rental"
 	"rentapi/internal/store/storetest"
 )
 
@@ -206,6 +209,8 @@ func TestRunErrors(t *testing.T) {
 		{"admin", "create-key"}, // no demo application yet
 		{"admin", "create-key", "--mode", "staging", "--app", "app_x"},
 		{"migrate", "--db", "mysql://x"},
+		{"migrate", "--db-max-conns", "0"},
+		{"serve", "--db-max-conns", "-1", "--addr", "127.0.0.1:0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(t.Context(), args, getenv, nil, &stdout, &stderr); err == nil {
@@ -343,12 +348,12 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	flags := map[string][]string{
-		"serve":   {"-addr", "-db", "-secret-file", "-redis", "-webhook-allow-loopback", "-public-url", "-payment-providers"},
-		"migrate": {"-db", "-secret-file"},
+		"serve":   {"-addr", "-db", "-db-max-conns", "-secret-file", "-redis", "-webhook-allow-loopback", "-public-url", "-payment-providers"},
+		"migrate": {"-db", "-db-max-conns", "-secret-file"},
 		"version": nil,
 	}
 	for _, tool := range adminTools {
-		flags["admin "+tool.name] = []string{"-db"}
+		flags["admin "+tool.name] = []string{"-db", "-db-max-conns"}
 	}
 	flags["admin set-promptpay"] = append(flags["admin set-promptpay"], "-landlord", "-kind", "-id", "-ref2")
 	for cmd, want := range flags {
@@ -443,14 +448,14 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// serveInProcess runs `rentapi serve` in this process until stop is called,
-// and returns its address and the sandbox key it printed, if any.
-func serveInProcess(t *testing.T, getenv func(string) string, addr string) (base, key string, stop func() error) {
+// serveInProcess runs `rentapi serve` with args in this process until stop
+// is called, and returns its address and the sandbox key it printed, if any.
+func serveInProcess(t *testing.T, getenv func(string) string, args ...string) (base, key string, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"serve", "--addr", addr}, getenv, nil, &stdout, &stderr) }()
+	go func() { done <- run(ctx, append([]string{"serve"}, args...), getenv, nil, &stdout, &stderr) }()
 	stop = func() error { cancel(); return <-done }
 	for deadline := time.Now().Add(30 * time.Second); ; {
 		if m := listening.FindStringSubmatch(stdout.String()); m != nil {
@@ -504,7 +509,7 @@ func TestServeOnATakenAddressKeepsTheFirstKey(t *testing.T) {
 				t.Fatalf("serve on a taken address printed %q", stdout.String())
 			}
 
-			base, key, stop := serveInProcess(t, getenv, "127.0.0.1:0")
+			base, key, stop := serveInProcess(t, getenv, "--addr", "127.0.0.1:0")
 			if key == "" {
 				stop()
 				t.Fatal("no sandbox key printed after a failed first start")
@@ -531,5 +536,66 @@ func TestServeOnATakenAddressKeepsTheFirstKey(t *testing.T) {
 				t.Fatalf("serve: %v", err)
 			}
 		})
+	}
+}
+
+// serve --db-max-conns caps the process's PostgreSQL connections, however
+// many requests come at once.
+func TestServeDBMaxConns(t *testing.T) {
+	e := storetest.Postgres(t)
+	u, err := url.Parse(e.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := "rentapi_" + strings.TrimPrefix(rental.NewID("t"), "t_")
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	env := map[string]string{"RENTAPI_DB": u.String(), "RENTAPI_SECRET_FILE": filepath.Join(t.TempDir(), "secret"), "RENTAPI_DB_MAX_CONNS": "2"}
+	base, key, stop := serveInProcess(t, func(k string) string { return env[k] }, "--addr", "127.0.0.1:0", "--rate-limits=false")
+	defer stop()
+
+	var most atomic.Int64
+	sampled := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			var n int64
+			if err := e.DB.WritePool().QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err == nil && n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	statuses := make([]int, 40)
+	for i := range statuses {
+		wg.Go(func() {
+			r, _ := http.NewRequest("GET", base+"/v1/properties", nil)
+			r.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(done)
+	<-sampled
+	for i, s := range statuses {
+		if s != 200 && s != 503 {
+			t.Errorf("request %d: status %d", i, s)
+		}
+	}
+	if n := most.Load(); n == 0 || n > 2 {
+		t.Fatalf("the process held up to %d connections; --db-max-conns is 2", n)
 	}
 }

@@ -305,3 +305,43 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 		}
 	}
 }
+
+// A request waits for a connection at most Options.Wait, then gets the
+// 503 error (service_unavailable, Retry-After) rather than waiting as long
+// as its context lives.
+func TestConnectionWaitIsBounded(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		db, err := store.Open(ctx, e.DSN, store.Options{Now: e.Clock.Now, MaxConns: 1, Wait: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		held, err := db.WritePool().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		unavailable := func(what string, err error, start time.Time) {
+			t.Helper()
+			if e, ok := rental.AsError(err); !ok || e.Kind != rental.KindUnavailable || e.Code != "service_unavailable" || e.RetryAfter < 1 {
+				t.Errorf("%s with the pool taken: %v", what, err)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("%s waited %v", what, took)
+			}
+		}
+		start := time.Now()
+		_, err = db.Begin(ctx)
+		unavailable("Begin", err, start)
+		if e.Name == "postgres" { // SQLite reads have their own pool
+			start = time.Now()
+			_, err = db.Read().CountDevelopers(ctx)
+			unavailable("a read", err, start)
+		}
+		held.Close()
+		if _, err := db.Read().CountDevelopers(ctx); err != nil {
+			t.Fatalf("a read after the connection came back: %v", err)
+		}
+	})
+}
