@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"rentapi/internal/promptpay"
@@ -13,101 +15,55 @@ import (
 	"rentapi/internal/store"
 )
 
+// adminTool is one operator tool: its flags are defined on fs, and the
+// returned function runs it once they are parsed and the database is open.
+type adminTool struct {
+	name, summary string
+	setup         func(ctx context.Context, e environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error)
+}
+
+// adminTools are every tool of `rentapi admin`, in the order the help lists
+// them.
+var adminTools = []adminTool{
+	{"create-app", "create an application; prints its ID", setupCreateApp},
+	{"create-key", "create an API key; prints the key (shown once)", setupCreateKey},
+	{"create-landlord", "create a real landlord; prints its ID", setupCreateLandlord},
+	{"set-promptpay", "set the PromptPay receiver a landlord's QRs pay into", setupSetPromptPay},
+	{"link-account", "link a landlord to an application; prints the account ID", setupLinkAccount},
+}
+
+// adminUsage lists the tools.
+func adminUsage() string {
+	var b strings.Builder
+	b.WriteString("usage: rentapi admin <tool> [flags]\n\nEach tool prints only its result on stdout, for scripts.\n\ntools:\n")
+	for _, t := range adminTools {
+		fmt.Fprintf(&b, "  %-16s %s\n", t.name, t.summary)
+	}
+	b.WriteString("\nRun 'rentapi admin <tool> --help' for its flags.")
+	return b.String()
+}
+
 // admin runs an operator tool. Each prints only its result on stdout (an ID
 // or a key), because scripts and tests read it.
 func (e environment) admin(ctx context.Context, args []string) error {
 	if len(args) == 0 {
-		return errors.New("admin: name a tool: create-app, create-key, create-landlord, set-promptpay, link-account")
+		fmt.Fprintln(e.stderr, adminUsage())
+		return errors.New("admin: name a tool")
 	}
-	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	dbf := e.dbFlags(fs)
-	var tool func(*store.DB, *secret.Secret) (string, error)
 	switch args[0] {
-	case "create-app":
-		name := fs.String("name", "Application", "application name")
-		company := fs.String("company", "", "company shown on the consent page")
-		scopes := fs.String("scopes", "all", "scopes the application asks landlords for: s1,s2 or all")
-		tool = func(db *store.DB, _ *secret.Secret) (string, error) {
-			sc, err := rental.ParseScopes(*scopes)
-			if err != nil {
-				return "", err
-			}
-			devID, err := e.demoDeveloper(ctx, db)
-			if err != nil {
-				return "", err
-			}
-			var app *rental.Application
-			err = db.InTx(ctx, func(tx *store.Tx) error {
-				app, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: devID, Name: *name, Company: *company, Scopes: sc})
-				return err
-			})
-			if err != nil {
-				return "", err
-			}
-			return app.ID, nil
-		}
-	case "create-key":
-		mode := fs.String("mode", "test", "test or live")
-		appID := fs.String("app", "", "application ID (default: the demo application)")
-		scopes := fs.String("scopes", "all", "scopes of the key: s1,s2 or all (of the application's)")
-		name := fs.String("name", "Key", "key name")
-		account := fs.String("account", "", "bind a live key to this account (acct_...)")
-		expires := fs.Duration("expires-in", 0, "the key expires after this long (default: never)")
-		tool = func(db *store.DB, sec *secret.Secret) (string, error) {
-			return createKey(ctx, db, sec, *appID, rental.Mode(*mode), *scopes, *name, *account, *expires)
-		}
-	case "create-landlord":
-		name := fs.String("name", "Landlord", "landlord name")
-		plan := fs.String("plan", "standard", "landlord plan: free, standard or pro")
-		tool = func(db *store.DB, _ *secret.Secret) (string, error) {
-			var id string
-			err := db.InTx(ctx, func(tx *store.Tx) (err error) {
-				id, err = tx.CreateLandlord(ctx, *name, rental.LandlordPlan(*plan))
-				return err
-			})
-			return id, err
-		}
-	case "set-promptpay":
-		landlord := fs.String("landlord", "", "landlord ID (ll_...)")
-		kind := fs.String("kind", promptpay.Mobile, "receiver: mobile, national_id, tax_id, ewallet or biller")
-		id := fs.String("id", "", "the mobile number, national or tax ID, e-wallet ID or 15-digit biller ID")
-		ref2 := fs.String("ref2", "", "biller only: Ref2 on every QR (Ref1 is each payment's reference)")
-		tool = func(db *store.DB, _ *secret.Secret) (string, error) {
-			var r promptpay.Receiver
-			err := db.InTx(ctx, func(tx *store.Tx) (err error) {
-				r, err = tx.SetPromptPay(ctx, *landlord, promptpay.Receiver{Kind: *kind, ID: *id, Ref2: *ref2})
-				return err
-			})
-			return r.Kind + " " + r.ID, err
-		}
-	case "link-account":
-		appID := fs.String("app", "", "application ID (default: the demo application)")
-		landlord := fs.String("landlord", "", "landlord ID (ll_...)")
-		scopes := fs.String("scopes", "all", "scopes the landlord grants: s1,s2 or all")
-		tool = func(db *store.DB, _ *secret.Secret) (string, error) {
-			sc, err := rental.ParseScopes(*scopes)
-			if err != nil {
-				return "", err
-			}
-			app, err := appOrDemo(ctx, db, *appID)
-			if err != nil {
-				return "", err
-			}
-			var acct *rental.Account
-			err = db.InTx(ctx, func(tx *store.Tx) error {
-				acct, err = tx.LinkAccount(ctx, app, *landlord, sc)
-				return err
-			})
-			if err != nil {
-				return "", err
-			}
-			return acct.ID, nil
-		}
-	default:
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(e.stdout, adminUsage())
+		return nil
+	}
+	i := slices.IndexFunc(adminTools, func(t adminTool) bool { return t.name == args[0] })
+	if i < 0 {
+		fmt.Fprintln(e.stderr, adminUsage())
 		return fmt.Errorf("admin: unknown tool %q", args[0])
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
+	dbf := e.dbFlags(fs)
+	tool := adminTools[i].setup(ctx, e, fs)
+	if err := e.parse(fs, args[1:], adminTools[i].summary); err != nil {
 		return err
 	}
 	sec, err := e.loadSecret(dbf)
@@ -125,6 +81,96 @@ func (e environment) admin(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, out)
 	return nil
+}
+
+func setupCreateApp(ctx context.Context, e environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	name := fs.String("name", "Application", "application name")
+	company := fs.String("company", "", "company shown on the consent page")
+	scopes := fs.String("scopes", "all", "scopes the application asks landlords for: s1,s2 or all")
+	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		sc, err := rental.ParseScopes(*scopes)
+		if err != nil {
+			return "", err
+		}
+		devID, err := e.demoDeveloper(ctx, db)
+		if err != nil {
+			return "", err
+		}
+		var app *rental.Application
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			app, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: devID, Name: *name, Company: *company, Scopes: sc})
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		return app.ID, nil
+	}
+}
+
+func setupCreateKey(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	mode := fs.String("mode", "test", "test or live")
+	appID := fs.String("app", "", "application ID (default: the demo application)")
+	scopes := fs.String("scopes", "all", "scopes of the key: s1,s2 or all (of the application's)")
+	name := fs.String("name", "Key", "key name")
+	account := fs.String("account", "", "bind a live key to this account (acct_...)")
+	expires := fs.Duration("expires-in", 0, "the key expires after this long (default: never)")
+	return func(db *store.DB, sec *secret.Secret) (string, error) {
+		return createKey(ctx, db, sec, *appID, rental.Mode(*mode), *scopes, *name, *account, *expires)
+	}
+}
+
+func setupCreateLandlord(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	name := fs.String("name", "Landlord", "landlord name")
+	plan := fs.String("plan", "standard", "landlord plan: free, standard or pro")
+	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		var id string
+		err := db.InTx(ctx, func(tx *store.Tx) (err error) {
+			id, err = tx.CreateLandlord(ctx, *name, rental.LandlordPlan(*plan))
+			return err
+		})
+		return id, err
+	}
+}
+
+func setupSetPromptPay(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	landlord := fs.String("landlord", "", "landlord ID (ll_...)")
+	kind := fs.String("kind", promptpay.Mobile, "receiver: mobile, national_id, tax_id, ewallet or biller")
+	id := fs.String("id", "", "the mobile number, national or tax ID, e-wallet ID or 15-digit biller ID")
+	ref2 := fs.String("ref2", "", "biller only: Ref2 on every QR (Ref1 is each payment's reference)")
+	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		var r promptpay.Receiver
+		err := db.InTx(ctx, func(tx *store.Tx) (err error) {
+			r, err = tx.SetPromptPay(ctx, *landlord, promptpay.Receiver{Kind: *kind, ID: *id, Ref2: *ref2})
+			return err
+		})
+		return r.Kind + " " + r.ID, err
+	}
+}
+
+func setupLinkAccount(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	appID := fs.String("app", "", "application ID (default: the demo application)")
+	landlord := fs.String("landlord", "", "landlord ID (ll_...)")
+	scopes := fs.String("scopes", "all", "scopes the landlord grants: s1,s2 or all")
+	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		sc, err := rental.ParseScopes(*scopes)
+		if err != nil {
+			return "", err
+		}
+		app, err := appOrDemo(ctx, db, *appID)
+		if err != nil {
+			return "", err
+		}
+		var acct *rental.Account
+		err = db.InTx(ctx, func(tx *store.Tx) error {
+			acct, err = tx.LinkAccount(ctx, app, *landlord, sc)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		return acct.ID, nil
+	}
 }
 
 // appOrDemo returns appID, or the demo application's ID when it is empty.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"rentapi/internal/secret"
@@ -24,6 +25,9 @@ type dbFlags struct {
 	// riverLog is where the database's job queue client writes: JSON lines
 	// on stderr at warning and above, unless serve says otherwise.
 	riverLog *slog.Logger
+	maxConns   int
+	// badEnv is set when RENTAPI_DB_MAX_CONNS is not a number.
+	badEnv error
 }
 
 func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
@@ -31,12 +35,24 @@ func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
 	fs.StringVar(&f.dsn, "db", e.or("RENTAPI_DB", "sqlite:rentapi.db"), "database: sqlite:PATH or a postgres:// URL (env RENTAPI_DB)")
 	fs.StringVar(&f.secretFile, "secret-file", e.getenv("RENTAPI_SECRET_FILE"),
 		"file holding the server secret, created when absent (env RENTAPI_SECRET_FILE; RENTAPI_SECRET gives the secret itself; default: rentapi.secret beside a SQLite database, else in the working directory)")
+	maxConns, err := strconv.Atoi(e.or("RENTAPI_DB_MAX_CONNS", strconv.Itoa(store.DefaultMaxConns)))
+	if err != nil {
+		f.badEnv = fmt.Errorf("RENTAPI_DB_MAX_CONNS=%q: want a number of connections", e.getenv("RENTAPI_DB_MAX_CONNS"))
+	}
+	fs.IntVar(&f.maxConns, "db-max-conns", maxConns,
+		"PostgreSQL connections this process may hold, the background jobs' included; every process's, together, must stay under the server's max_connections (env RENTAPI_DB_MAX_CONNS; SQLite ignores it)")
 	return f
 }
 
 // open connects to the database and migrates it.
 func (f *dbFlags) open(ctx context.Context) (*store.DB, error) {
-	db, err := store.Open(ctx, f.dsn, store.Options{Log: f.riverLog})
+	if f.badEnv != nil {
+		return nil, f.badEnv
+	}
+	if f.maxConns < 1 {
+		return nil, fmt.Errorf("--db-max-conns %d: want at least 1", f.maxConns)
+	}
+	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns, Log: f.riverLog})
 	if err != nil {
 		return nil, err
 	}
@@ -76,9 +92,8 @@ func (e environment) loadSecret(f *dbFlags) (*secret.Secret, error) {
 
 func (e environment) migrate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	db := e.dbFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := e.parse(fs, args, "bring a database's schema up to date and exit (serve migrates on start too)"); err != nil {
 		return err
 	}
 	conn, err := db.open(ctx)

@@ -3,22 +3,28 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"rentapi/internal/rental"
 	"rentapi/internal/store/storetest"
 )
 
@@ -215,6 +221,8 @@ func TestRunErrors(t *testing.T) {
 		{"admin", "create-key"}, // no demo application yet
 		{"admin", "create-key", "--mode", "staging", "--app", "app_x"},
 		{"migrate", "--db", "mysql://x"},
+		{"migrate", "--db-max-conns", "0"},
+		{"serve", "--db-max-conns", "-1", "--addr", "127.0.0.1:0"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(t.Context(), args, getenv, nil, &stdout, &stderr); err == nil {
@@ -314,5 +322,289 @@ func TestWebhooksSurviveAKill(t *testing.T) {
 				t.Fatalf("%d of 1000 events never arrived after the restart, e.g. %s\n%s", len(missing), missing[0], srv.stderr)
 			}
 		})
+	}
+}
+
+// Help is asked for, so it is a success: the top level and admin list every
+// command and tool, and each command and tool prints its flags, on stdout.
+func TestHelp(t *testing.T) {
+	getenv := func(string) string { return "" }
+	help := func(args ...string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := run(t.Context(), args, getenv, nil, &stdout, &stderr); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, stderr.String())
+		}
+		if stdout.Len() == 0 {
+			t.Fatalf("%v printed nothing on stdout; stderr: %s", args, stderr.String())
+		}
+		return stdout.String()
+	}
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		out := help(args...)
+		for _, c := range []string{"serve", "migrate", "version", "admin create-app", "admin create-key", "admin create-landlord", "admin set-promptpay", "admin link-account"} {
+			if !strings.Contains(out, "  "+c+" ") {
+				t.Errorf("%v does not list %q:\n%s", args, c, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"admin", "--help"}, {"admin", "-h"}, {"admin", "help"}} {
+		out := help(args...)
+		for _, tool := range adminTools {
+			if !strings.Contains(out, "  "+tool.name+" ") {
+				t.Errorf("%v does not list %q:\n%s", args, tool.name, out)
+			}
+		}
+	}
+	flags := map[string][]string{
+		"serve":   {"-addr", "-db", "-db-max-conns", "-secret-file", "-redis", "-webhook-allow-loopback", "-public-url", "-payment-providers"},
+		"migrate": {"-db", "-db-max-conns", "-secret-file"},
+		"version": nil,
+	}
+	for _, tool := range adminTools {
+		flags["admin "+tool.name] = []string{"-db", "-db-max-conns"}
+	}
+	flags["admin set-promptpay"] = append(flags["admin set-promptpay"], "-landlord", "-kind", "-id", "-ref2")
+	for cmd, want := range flags {
+		out := help(append(strings.Fields(cmd), "--help")...)
+		if !strings.HasPrefix(out, "usage: rentapi "+cmd+" ") {
+			t.Errorf("%s --help: %q", cmd, out)
+		}
+		for _, f := range want {
+			if !strings.Contains(out, "  "+f+" ") && !strings.Contains(out, "  "+f+"\n") {
+				t.Errorf("%s --help does not list %s:\n%s", cmd, f, out)
+			}
+		}
+	}
+
+	// A bad flag is an error, with the usage on stderr and nothing on stdout.
+	var stdout, stderr bytes.Buffer
+	if err := run(t.Context(), []string{"serve", "--no-such-flag"}, getenv, nil, &stdout, &stderr); err == nil || stdout.Len() > 0 ||
+		!strings.Contains(stderr.String(), "usage: rentapi serve") {
+		t.Errorf("serve --no-such-flag: %v, stdout %q, stderr %q", err, stdout.String(), stderr.String())
+	}
+}
+
+// The real binary exits 0 for help and for version.
+func TestBinaryHelpAndVersion(t *testing.T) {
+	bin := buildBinary(t)
+	for _, args := range [][]string{{"--help"}, {"serve", "--help"}, {"admin", "--help"}, {"admin", "set-promptpay", "-h"}, {"version"}} {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(bin, args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("rentapi %v: %v\n%s", args, err, stderr.String())
+		}
+		if stdout.Len() == 0 {
+			t.Errorf("rentapi %v printed nothing", args)
+		}
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^rentapi \S+, (unknown revision|revision [0-9a-f]{40}\b.*), go\S+\n$`).Match(out) {
+		t.Fatalf("version: %q", out)
+	}
+	// Built inside a repository (with VCS stamping on), it names the revision.
+	if head, err := exec.Command("git", "rev-parse", "HEAD").Output(); err == nil && strings.Contains(string(out), "revision ") &&
+		!strings.Contains(string(out), "revision "+strings.TrimSpace(string(head))) {
+		t.Fatalf("version %q, but HEAD is %s", out, head)
+	}
+}
+
+func TestVersionLine(t *testing.T) {
+	stamped := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "e6b1ab5c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a"},
+		{Key: "vcs.time", Value: "2026-11-22T03:00:00Z"}, {Key: "vcs.modified", Value: "false"}}
+	dirty := append(slices.Clone(stamped[:3]), debug.BuildSetting{Key: "vcs.modified", Value: "true"})
+	for _, tc := range []struct {
+		bi   *debug.BuildInfo
+		ok   bool
+		want string
+	}{
+		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "rentapi", Version: "(devel)"}}, true,
+			"rentapi (devel), unknown revision, go1.26.8"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "rentapi"}}, true,
+			"rentapi (devel), unknown revision, go1.26.8"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "rentapi", Version: "v1.2.0"}, Settings: stamped}, true,
+			"rentapi v1.2.0, revision e6b1ab5c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a (2026-11-22T03:00:00Z), go1.26.8"},
+		{&debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "rentapi", Version: "v0.0.0-20261122030000-e6b1ab5c0d1e+dirty"}, Settings: dirty}, true,
+			"rentapi v0.0.0-20261122030000-e6b1ab5c0d1e+dirty, revision e6b1ab5c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a (2026-11-22T03:00:00Z) with uncommitted changes, go1.26.8"},
+		{nil, false, "rentapi (unknown version: built without module support), unknown revision"},
+	} {
+		if got := versionLine(tc.bi, tc.ok); got != tc.want {
+			t.Errorf("versionLine:\n got %q\nwant %q", got, tc.want)
+		}
+	}
+}
+
+// syncBuffer is a buffer that a server goroutine writes while the test
+// reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// serveInProcess runs `rentapi serve` with args in this process until stop
+// is called, and returns its address and the sandbox key it printed, if any.
+func serveInProcess(t *testing.T, getenv func(string) string, args ...string) (base, key string, stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, append([]string{"serve"}, args...), getenv, nil, &stdout, &stderr) }()
+	stop = func() error { cancel(); return <-done }
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if m := listening.FindStringSubmatch(stdout.String()); m != nil {
+			base = m[1]
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended before listening: %v\n%s", err, stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("serve did not start: %s", stderr.String())
+		}
+	}
+	if m := printed.FindStringSubmatch(stdout.String()); m != nil {
+		key = m[1]
+	}
+	return base, key, stop
+}
+
+// A first start that cannot bind its address writes nothing, so the next
+// start still makes the demo and prints its key: the key is shown once,
+// and a database with a demo that nobody got the key for would never show
+// it again.
+func TestServeOnATakenAddressKeepsTheFirstKey(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	dir := t.TempDir()
+	dbs := map[string]map[string]string{
+		// No secret given: it is made beside the database, in a directory
+		// the service creates.
+		"sqlite": {"RENTAPI_DB": "sqlite:" + filepath.Join(dir, "data", "rentapi.db")},
+	}
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		dbs["postgres"] = map[string]string{"RENTAPI_DB": storetest.Postgres(t).DSN, "RENTAPI_SECRET_FILE": filepath.Join(dir, "pg.secret")}
+	}
+	for name, env := range dbs {
+		t.Run(name, func(t *testing.T) {
+			getenv := func(k string) string { return env[k] }
+			var stdout, stderr bytes.Buffer
+			err := run(t.Context(), []string{"serve", "--addr", taken.Addr().String()}, getenv, nil, &stdout, &stderr)
+			if err == nil || !strings.Contains(err.Error(), "listen") {
+				t.Fatalf("serve on a taken address: %v\n%s", err, stderr.String())
+			}
+			if stdout.Len() > 0 {
+				t.Fatalf("serve on a taken address printed %q", stdout.String())
+			}
+
+			base, key, stop := serveInProcess(t, getenv, "--addr", "127.0.0.1:0")
+			if key == "" {
+				stop()
+				t.Fatal("no sandbox key printed after a failed first start")
+			}
+			r, _ := http.NewRequest("GET", base+"/v1/account", nil)
+			r.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("the printed key: %d", resp.StatusCode)
+			}
+			if name == "sqlite" {
+				// The service's own directory and database are its user's only.
+				for path, want := range map[string]os.FileMode{filepath.Join(dir, "data"): 0o700, filepath.Join(dir, "data", "rentapi.db"): 0o600} {
+					if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+						t.Errorf("%s: %v %v, want mode %#o", path, fi.Mode(), err, want)
+					}
+				}
+			}
+			if err := stop(); err != nil {
+				t.Fatalf("serve: %v", err)
+			}
+		})
+	}
+}
+
+// serve --db-max-conns caps the process's PostgreSQL connections, however
+// many requests come at once.
+func TestServeDBMaxConns(t *testing.T) {
+	e := storetest.Postgres(t)
+	u, err := url.Parse(e.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := "rentapi_" + strings.TrimPrefix(rental.NewID("t"), "t_")
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	env := map[string]string{"RENTAPI_DB": u.String(), "RENTAPI_SECRET_FILE": filepath.Join(t.TempDir(), "secret"), "RENTAPI_DB_MAX_CONNS": "2"}
+	base, key, stop := serveInProcess(t, func(k string) string { return env[k] }, "--addr", "127.0.0.1:0", "--rate-limits=false")
+	defer stop()
+
+	var most atomic.Int64
+	sampled := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			var n int64
+			if err := e.DB.WritePool().QueryRowContext(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err == nil && n > most.Load() {
+				most.Store(n)
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	statuses := make([]int, 40)
+	for i := range statuses {
+		wg.Go(func() {
+			r, _ := http.NewRequest("GET", base+"/v1/properties", nil)
+			r.Header.Set("Authorization", "Bearer "+key)
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(done)
+	<-sampled
+	for i, s := range statuses {
+		if s != 200 && s != 503 {
+			t.Errorf("request %d: status %d", i, s)
+		}
+	}
+	if n := most.Load(); n == 0 || n > 2 {
+		t.Fatalf("the process held up to %d connections; --db-max-conns is 2", n)
 	}
 }

@@ -21,7 +21,6 @@ import (
 
 func (e environment) serve(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
 	addr := fs.String("addr", e.or("RENTAPI_ADDR", "127.0.0.1:8080"), "address to listen on (env RENTAPI_ADDR)")
 	dbf := e.dbFlags(fs)
 	rateLimits := fs.Bool("rate-limits", e.or("RENTAPI_RATE_LIMITS", "on") != "off",
@@ -40,7 +39,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		"address of the operator's own listener serving /metrics in Prometheus's format, e.g. 127.0.0.1:9464; keep it off the public network (env RENTAPI_METRICS_ADDR; default: no metrics)")
 	logLevel := fs.String("log-level", e.or("RENTAPI_LOG_LEVEL", "info"),
 		"debug, info, warn or error: the least severe log lines written; River's own are written from warn up unless debug (env RENTAPI_LOG_LEVEL)")
-	if err := fs.Parse(args); err != nil {
+	if err := e.parse(fs, args, "run the service: the API, the payment pages and the background jobs"); err != nil {
 		return err
 	}
 	level, err := parseLevel(*logLevel)
@@ -50,6 +49,25 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	providers, err := loadProviders(*providersFile)
 	if err != nil {
 		return err
+	}
+	// Bind before anything is written: a new database's demo application
+	// must not be made while its key has nowhere to be used (the key is
+	// shown once).
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	base := "http://" + ln.Addr().String()
+	if *publicURL == "" {
+		*publicURL = base
+	}
+	var metricsLn net.Listener
+	if *metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", *metricsAddr); err != nil {
+			return fmt.Errorf("metrics listen: %w", err)
+		}
+		defer metricsLn.Close()
 	}
 	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	riverLog := jobs.RiverLog(log, level == slog.LevelDebug)
@@ -71,26 +89,38 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 
-	app, created, err := bootstrap(ctx, db)
-	if err != nil {
-		return err
-	}
 	var metrics *metric.Set
-	var metricsLn net.Listener
-	if *metricsAddr != "" {
+	if metricsLn != nil {
 		metrics = metric.New()
 		if err := metrics.WatchDB(db); err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
-		if metricsLn, err = net.Listen("tcp", *metricsAddr); err != nil {
-			return fmt.Errorf("metrics listen: %w", err)
-		}
-		defer metricsLn.Close()
+	}
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard,
+		PublicURL: *publicURL, Providers: providers, Metrics: metrics})
+	if err != nil {
+		return err
 	}
 	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: *rescueAfter,
 		RiverLog: riverLog, Metrics: metrics})
 	if err != nil {
 		return err
+	}
+	// Everything that can fail before serving has been done: now the demo
+	// and its key, back to back.
+	app, created, err := bootstrap(ctx, db)
+	if err != nil {
+		return err
+	}
+	if created {
+		key, err := createKey(ctx, db, sec, app.ID, rental.ModeTest, "all", "Sandbox key", "", 0)
+		if err != nil {
+			return fmt.Errorf("%w (the demo application %s was made without a key: make one with `rentapi admin create-key --mode test`)", err, app.ID)
+		}
+		fmt.Fprintf(e.stdout, "rentapi: new database: created a demo developer, application %s and its sandbox account %s.\n", app.ID, app.SandboxAccountID)
+		fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
+		fmt.Fprintf(e.stdout, "rentapi: try: curl -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
+		fmt.Fprintln(e.stdout, "rentapi: lost it? `rentapi admin create-key --mode test` makes another")
 	}
 	if err := jobClient.Start(ctx); err != nil {
 		return fmt.Errorf("jobs: %w", err)
@@ -102,30 +132,6 @@ func (e environment) serve(ctx context.Context, args []string) error {
 			log.Error("stopping jobs", "error", err.Error())
 		}
 	}()
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	base := "http://" + ln.Addr().String()
-	if *publicURL == "" {
-		*publicURL = base
-	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard,
-		PublicURL: *publicURL, Providers: providers, Metrics: metrics})
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	if created {
-		key, err := createKey(ctx, db, sec, app.ID, rental.ModeTest, "all", "Sandbox key", "", 0)
-		if err != nil {
-			ln.Close()
-			return err
-		}
-		fmt.Fprintf(e.stdout, "rentapi: new database: created a demo developer, application %s and its sandbox account %s.\n", app.ID, app.SandboxAccountID)
-		fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
-		fmt.Fprintf(e.stdout, "rentapi: try: curl -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
-	}
 	errc := make(chan error, 2)
 	var ms *http.Server
 	if metricsLn != nil {

@@ -99,13 +99,18 @@ func renderJSON(status int, v any) response {
 
 // renderError renders any error in the envelope. Errors that are not a
 // rental.Error are internal: the log gets the detail, the client a generic
-// message with the request ID to quote. The code goes in the request's
-// info too, for its log line and the refusal metrics.
+// message with the request ID to quote. An unavailable service is logged
+// too, with the cause the store wraps (the database refusing connections,
+// say), which the client does not see. The code goes in the request's info,
+// for its log line and the refusal metrics.
 func renderError(ctx context.Context, log *slog.Logger, err error) response {
 	e, ok := rental.AsError(err)
-	if !ok || e.Kind == rental.KindInternal {
+	switch {
+	case !ok || e.Kind == rental.KindInternal:
 		log.ErrorContext(ctx, "internal error", "request_id", requestID(ctx), "error", err.Error())
 		e = rental.Errorf(rental.KindInternal, "internal_error", "An internal error occurred. Quote the request ID if you contact support.")
+	case e.Kind == rental.KindUnavailable:
+		log.WarnContext(ctx, "unavailable", "request_id", requestID(ctx), "error", err.Error())
 	}
 	info(ctx).code = e.Code
 	b, _ := json.Marshal(errorBody{Error: errorDetail{

@@ -262,6 +262,12 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 				t.Fatalf("%s: param %q", u, res.errField("param"))
 			}
 		}
+		// A receiver on the developer's own machine is told how to admit it.
+		res = create(key, map[string]any{"url": "http://127.0.0.1:9000/hook", "enabled_events": []string{"*"}})
+		want(t, res, http.StatusBadRequest, "invalid_url")
+		if msg := res.errField("message"); !strings.Contains(msg, "--webhook-allow-loopback") {
+			t.Fatalf("loopback refusal without the hint: %q", msg)
+		}
 		for body, param := range map[string]string{
 			`{"enabled_events":["*"]}`:                                                    "url",
 			`{"url":"https://a.example.com/"}`:                                            "enabled_events",

@@ -132,7 +132,7 @@ func (tx *Tx) CompleteIdempotency(ctx context.Context, k IdempotencyKey, token i
 // ReleaseIdempotency gives a claimed key back without a stored response (the
 // request failed with a 5xx), so a retry runs the request again.
 func (db *DB) ReleaseIdempotency(ctx context.Context, k IdempotencyKey, token int64) error {
-	_, err := db.write.ExecContext(ctx, `DELETE FROM idempotency_keys
+	_, err := db.writer().ExecContext(ctx, `DELETE FROM idempotency_keys
 		WHERE application_id = $1 AND account_id = $2 AND key = $3 AND locked_at = $4 AND done = FALSE`,
 		k.ApplicationID, k.AccountID, k.Key, token)
 	if err != nil {

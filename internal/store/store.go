@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -58,6 +60,8 @@ type DB struct {
 	movable bool
 	// log is River's logger, for the queue client and its migrations.
 	log *slog.Logger
+	// wait bounds how long a request waits for a connection.
+	wait time.Duration
 }
 
 // Options tune Open. The zero value is the production setting.
@@ -67,23 +71,55 @@ type Options struct {
 	// Log is where the job queue's client and migrations write (River
 	// would otherwise print text to standard output); default nowhere.
 	Log *slog.Logger
+	// MaxConns caps this process's PostgreSQL connections, the job queue's
+	// included (it shares the pool): every process of a deployment holds up
+	// to this many, and together they must stay under the server's
+	// max_connections. Zero means DefaultMaxConns. SQLite ignores it (one
+	// writer, a few readers).
+	MaxConns int
+	// Wait bounds how long a request waits for a connection before it is
+	// answered 503 service_unavailable; zero means WriteWait. Tests shorten it.
+	Wait time.Duration
 }
+
+// DefaultMaxConns is the PostgreSQL pool of one process unless told
+// otherwise: enough for a busy process (a request holds a connection for
+// milliseconds), small enough that several processes, the job queue and an
+// operator's psql fit in PostgreSQL's default max_connections of 100.
+const DefaultMaxConns = 10
+
+// idleTimeout is how long an unused PostgreSQL connection stays open: a
+// process that was busy a minute ago gives its connections back to the
+// server for the others.
+const idleTimeout = time.Minute
 
 // Open connects to dsn: "sqlite:PATH" or a "postgres://" (or
 // "postgresql://") URL. It does not migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	db := &DB{now: opts.Now, movable: opts.Now != nil, log: opts.Log}
+	db := &DB{now: opts.Now, movable: opts.Now != nil, wait: opts.Wait, log: opts.Log}
 	if db.now == nil {
 		db.now = time.Now
 	}
 	if db.log == nil {
 		db.log = slog.New(slog.DiscardHandler)
 	}
+	if db.wait <= 0 {
+		db.wait = WriteWait
+	}
+	if opts.MaxConns < 0 {
+		return nil, fmt.Errorf("store: MaxConns %d: want a positive number of connections", opts.MaxConns)
+	}
+	if opts.MaxConns == 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
 		if path == "" || strings.Contains(path, ":memory:") {
 			return nil, errors.New("store: sqlite needs a file path (sqlite:PATH); an in-memory database cannot be shared by the read and write pools")
+		}
+		if err := createPrivate(path); err != nil {
+			return nil, err
 		}
 		base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL"
 		w, err := sql.Open("sqlite", base+"&_txlock=immediate")
@@ -106,9 +142,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: open postgres: %w", err)
 		}
-		p.SetMaxOpenConns(32)
-		p.SetMaxIdleConns(32)
-		p.SetConnMaxIdleTime(5 * time.Minute)
+		p.SetMaxOpenConns(opts.MaxConns)
+		p.SetMaxIdleConns(max(1, opts.MaxConns/2))
+		p.SetConnMaxIdleTime(idleTimeout)
 		db.engine, db.write, db.read = Postgres, p, p
 	default:
 		return nil, fmt.Errorf("store: unknown database %q: use sqlite:PATH or a postgres:// URL", redactDSN(dsn))
@@ -130,6 +166,22 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// createPrivate creates a new SQLite database file readable and writable by
+// its owner only, before the driver would create it with the umask's mode
+// (0644 as a rule): it holds tenants' names and phone numbers. SQLite gives
+// the -wal and -shm files the main file's mode, so they follow. An existing
+// file keeps its mode: the operator may have chosen it.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("store: create sqlite database: %w", err)
+	}
+	return f.Close()
 }
 
 // redactDSN drops a password from a DSN before it is shown in an error.
@@ -275,12 +327,170 @@ func isUniqueViolation(err error) bool {
 	return false
 }
 
-// conn is what both a pool and a transaction offer.
+// refused reports whether err is the database declining to serve now rather
+// than failing: PostgreSQL out of connections or other resources (SQLSTATE
+// class 53, 53300 too_many_connections among them), starting up or shutting
+// down (57P03 cannot_connect_now), or not reachable at all (a connection that
+// could not be made); SQLite's write lock still held by another process when
+// busy_timeout ran out. Like isUniqueViolation, the one place that knows the
+// engines' codes. A connection refused for a wrong password or database name
+// is not in it: that is the operator's to fix, a 500.
+func refused(err error) bool {
+	var pg *pgconn.PgError
+	if errors.As(err, &pg) {
+		return strings.HasPrefix(pg.Code, "53") || pg.Code == "57P03"
+	}
+	var connect *pgconn.ConnectError
+	if errors.As(err, &connect) {
+		return true
+	}
+	var dial *net.OpError
+	if errors.As(err, &dial) && dial.Op == "dial" {
+		return true
+	}
+	var lite *sqlite.Error
+	if errors.As(err, &lite) {
+		return lite.Code()&0xff == sqlite3.SQLITE_BUSY
+	}
+	return false
+}
+
+// unavailable is the answer when the database cannot take a request now
+// (503 service_unavailable with Retry-After). It wraps cause, so that the
+// API's log says why while the client reads only the rental error.
+func unavailable(cause error) error {
+	e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is overloaded; retry after the time in Retry-After.")
+	e.RetryAfter = 1
+	if refused(cause) {
+		e.Message = "The database is not taking connections now; retry after the time in Retry-After."
+		e.RetryAfter = 5
+	}
+	return fmt.Errorf("%w: %w", e, cause)
+}
+
+// acquire takes a connection of pool p, waiting at most db.wait. On its
+// own, database/sql waits for a free connection as long as the request's
+// context lives; a wait that runs out, or a database that refuses the
+// connection, is the service being unavailable, not failing.
+func (db *DB) acquire(ctx context.Context, p *sql.DB) (*sql.Conn, error) {
+	wait, cancel := context.WithTimeout(ctx, db.wait)
+	defer cancel()
+	c, err := p.Conn(wait)
+	switch {
+	case err == nil:
+		return c, nil
+	case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || refused(err)):
+		return nil, unavailable(err)
+	}
+	return nil, fmt.Errorf("store: connection: %w", err)
+}
+
+// conn is what both a pool and a transaction offer: database/sql's methods,
+// with rows behind small interfaces so that a pool can give each statement
+// its connection back when its rows are done.
 type conn interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (rowSet, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) row
 }
+
+// row is the result of QueryRowContext.
+type row interface {
+	Scan(dest ...any) error
+}
+
+// rowSet is the result of QueryContext.
+type rowSet interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// txConn is a transaction as a conn: its statements share its connection.
+type txConn struct{ tx *sql.Tx }
+
+func (c txConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return c.tx.ExecContext(ctx, query, args...)
+}
+
+func (c txConn) QueryContext(ctx context.Context, query string, args ...any) (rowSet, error) {
+	rows, err := c.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (c txConn) QueryRowContext(ctx context.Context, query string, args ...any) row {
+	return c.tx.QueryRowContext(ctx, query, args...)
+}
+
+// pool is a pool as a conn: each statement takes a connection through
+// acquire (so its wait is bounded) and gives it back when done.
+type pool struct {
+	db *DB
+	p  *sql.DB
+}
+
+func (c pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	cn, err := c.db.acquire(ctx, c.p)
+	if err != nil {
+		return nil, err
+	}
+	defer cn.Close()
+	return cn.ExecContext(ctx, query, args...)
+}
+
+func (c pool) QueryContext(ctx context.Context, query string, args ...any) (rowSet, error) {
+	cn, err := c.db.acquire(ctx, c.p)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := cn.QueryContext(ctx, query, args...)
+	if err != nil {
+		cn.Close()
+		return nil, err
+	}
+	return connRows{rows, cn}, nil
+}
+
+func (c pool) QueryRowContext(ctx context.Context, query string, args ...any) row {
+	cn, err := c.db.acquire(ctx, c.p)
+	if err != nil {
+		return failedRow{err}
+	}
+	return connRow{cn.QueryRowContext(ctx, query, args...), cn}
+}
+
+// connRows are rows that give their connection back when closed.
+type connRows struct {
+	*sql.Rows
+	cn *sql.Conn
+}
+
+func (r connRows) Close() error {
+	err := r.Rows.Close()
+	r.cn.Close()
+	return err
+}
+
+// connRow is a row that gives its connection back once scanned.
+type connRow struct {
+	*sql.Row
+	cn *sql.Conn
+}
+
+func (r connRow) Scan(dest ...any) error {
+	err := r.Row.Scan(dest...)
+	r.cn.Close()
+	return err
+}
+
+// failedRow is the row of a statement that got no connection.
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }
 
 // Queries are the read methods; they run on the read pool or inside a Tx.
 type Queries struct {
@@ -289,7 +499,11 @@ type Queries struct {
 
 // Read returns the read methods on the read pool. Inside a write, use the
 // Tx's own Queries so that the write sees itself.
-func (db *DB) Read() *Queries { return &Queries{c: db.read} }
+func (db *DB) Read() *Queries { return &Queries{c: pool{db, db.read}} }
+
+// writer runs single statements on the write pool, each with a bounded wait
+// for its connection.
+func (db *DB) writer() conn { return pool{db, db.write} }
 
 // Tx is one write transaction. Its Now is fixed when it begins, so every row
 // it writes carries the same time.
@@ -306,31 +520,28 @@ type Tx struct {
 	claimed string
 }
 
-// WriteWait is how long a write waits for the database before it is
-// answered 503: the spec's wait when overloaded.
+// WriteWait is how long a request waits for a database connection (a
+// write's, or a read's) before it is answered 503: the spec's wait when
+// overloaded.
 const WriteWait = 10 * time.Second
 
 // Begin starts a write transaction. On SQLite it takes the write lock at once
 // (BEGIN IMMEDIATE), so a transaction never fails half way on a busy lock;
-// waiting for the one write connection is bounded by WriteWait.
+// waiting for the write connection is bounded by WriteWait.
 func (db *DB) Begin(ctx context.Context) (*Tx, error) {
-	wait, cancel := context.WithTimeout(ctx, WriteWait)
-	conn, err := db.write.Conn(wait)
-	cancel()
-	if errors.Is(err, context.DeadlineExceeded) {
-		e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is overloaded; retry after the time in Retry-After.")
-		e.RetryAfter = 1
-		return nil, e
-	}
+	conn, err := db.acquire(ctx, db.write)
 	if err != nil {
 		return nil, fmt.Errorf("store: begin: %w", err)
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		conn.Close()
+		if ctx.Err() == nil && refused(err) {
+			return nil, unavailable(err)
+		}
 		return nil, fmt.Errorf("store: begin: %w", err)
 	}
-	return &Tx{Queries: Queries{c: tx}, tx: tx, conn: conn, db: db, Now: db.now().UTC()}, nil
+	return &Tx{Queries: Queries{c: txConn{tx}}, tx: tx, conn: conn, db: db, Now: db.now().UTC()}, nil
 }
 
 // Commit commits the transaction.

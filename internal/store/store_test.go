@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -281,6 +284,64 @@ func TestClaimOrdersWriters(t *testing.T) {
 		}
 		if got := <-second; !got.After(first) {
 			t.Fatalf("second writer's time %v is not after the first's %v", got, first)
+		}
+	})
+}
+
+// The SQLite database and its -wal and -shm files hold tenants' names and
+// phone numbers: only their owner may read them.
+func TestSQLiteFilesArePrivate(t *testing.T) {
+	e := storetest.SQLite(t)
+	f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+	f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+	path := strings.TrimPrefix(e.DSN, "sqlite:")
+	for _, name := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err) // the store has written: WAL and shared memory exist
+		}
+		if mode := fi.Mode().Perm(); mode != 0o600 {
+			t.Errorf("%s: mode %#o, want 0600", filepath.Base(name), mode)
+		}
+	}
+}
+
+// A request waits for a connection at most Options.Wait, then gets the
+// 503 error (service_unavailable, Retry-After) rather than waiting as long
+// as its context lives.
+func TestConnectionWaitIsBounded(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		db, err := store.Open(ctx, e.DSN, store.Options{Now: e.Clock.Now, MaxConns: 1, Wait: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		held, err := db.WritePool().Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Close()
+		unavailable := func(what string, err error, start time.Time) {
+			t.Helper()
+			if e, ok := rental.AsError(err); !ok || e.Kind != rental.KindUnavailable || e.Code != "service_unavailable" || e.RetryAfter < 1 {
+				t.Errorf("%s with the pool taken: %v", what, err)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("%s waited %v", what, took)
+			}
+		}
+		start := time.Now()
+		_, err = db.Begin(ctx)
+		unavailable("Begin", err, start)
+		if e.Name == "postgres" { // SQLite reads have their own pool
+			start = time.Now()
+			_, err = db.Read().CountDevelopers(ctx)
+			unavailable("a read", err, start)
+		}
+		held.Close()
+		if _, err := db.Read().CountDevelopers(ctx); err != nil {
+			t.Fatalf("a read after the connection came back: %v", err)
 		}
 	})
 }

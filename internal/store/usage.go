@@ -11,7 +11,7 @@ import (
 // the new total, which includes what every other process has added.
 func (db *DB) AddUsage(ctx context.Context, developerID, period string, n int64) (int64, error) {
 	var total int64
-	err := db.write.QueryRowContext(ctx, `INSERT INTO usage_counters (developer_id, period, count) VALUES ($1, $2, $3)
+	err := db.writer().QueryRowContext(ctx, `INSERT INTO usage_counters (developer_id, period, count) VALUES ($1, $2, $3)
 		ON CONFLICT (developer_id, period) DO UPDATE SET count = usage_counters.count + excluded.count
 		RETURNING count`, developerID, period, n).Scan(&total)
 	if err != nil {

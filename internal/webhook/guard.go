@@ -159,22 +159,40 @@ func (g Guard) Check(raw string) (string, error) {
 		return "", errors.New("the host is an IP address in an unusual form; write it as a dotted-decimal IPv4 or a bracketed IPv6 address")
 	}
 	loopback := literal && g.AllowLoopback && addr.Unmap().IsLoopback()
+	hint := g.localHint(host, addr, literal)
 	switch {
 	case u.Scheme == "https":
 	case u.Scheme == "http" && loopback:
 	default:
-		return "", errors.New("the URL must use https://")
+		return "", errors.New("the URL must use https://" + hint)
 	}
 	if literal {
 		if !g.allowed(addr) {
-			return "", fmt.Errorf("%s is not a public internet address (private, loopback, link-local, CGNAT, multicast, reserved or documentation addresses are refused)", addr)
+			return "", fmt.Errorf("%s is not a public internet address (private, loopback, link-local, CGNAT, multicast, reserved or documentation addresses are refused)%s", addr, hint)
 		}
 		return u.String(), nil
 	}
 	if err := publicName(host); err != nil {
-		return "", err
+		return "", fmt.Errorf("%w%s", err, hint)
 	}
 	return u.String(), nil
+}
+
+// localHint is what a refusal of a receiver on the developer's own machine
+// adds: how such a receiver can be admitted, since trying one locally is the
+// usual reason for registering it. Other URLs get no hint.
+func (g Guard) localHint(host string, addr netip.Addr, literal bool) string {
+	name := strings.ToLower(strings.TrimSuffix(host, "."))
+	localName := !literal && (name == "localhost" || strings.HasSuffix(name, ".localhost"))
+	switch {
+	case literal && addr.IsValid() && addr.Unmap().IsLoopback() && !g.AllowLoopback:
+		return "; for a receiver on your own machine, the service must be started with --webhook-allow-loopback (local development only)"
+	case localName && !g.AllowLoopback:
+		return "; for a receiver on your own machine, start the service with --webhook-allow-loopback (local development only) and register http://127.0.0.1:PORT/..."
+	case localName:
+		return "; --webhook-allow-loopback admits loopback addresses, not names: register http://127.0.0.1:PORT/... or http://[::1]:PORT/..."
+	}
+	return ""
 }
 
 // hostAddr reads host as an IP address. literal reports whether the host is

@@ -236,3 +236,39 @@ func TestSendDoesNotFollowRedirects(t *testing.T) {
 		t.Fatalf("%+v followed=%v", res, followed.Load())
 	}
 }
+
+// A refused receiver on the developer's own machine says how to admit one;
+// other refusals do not mention the operator flag.
+func TestCheckLoopbackHint(t *testing.T) {
+	var g webhook.Guard
+	lo := webhook.Guard{AllowLoopback: true}
+	for _, tc := range []struct {
+		g    webhook.Guard
+		url  string
+		want string // "" for no hint
+	}{
+		{g, "http://127.0.0.1:9000/hook", "--webhook-allow-loopback"},
+		{g, "https://127.0.0.1:9000/hook", "--webhook-allow-loopback"},
+		{g, "http://[::1]:9000/hook", "--webhook-allow-loopback"},
+		{g, "https://[::ffff:127.0.0.1]/hook", "--webhook-allow-loopback"},
+		{g, "http://localhost:9000/hook", "--webhook-allow-loopback"},
+		{g, "https://localhost/hook", "--webhook-allow-loopback"},
+		{g, "https://api.localhost./hook", "--webhook-allow-loopback"},
+		{lo, "http://localhost:9000/hook", "http://127.0.0.1:PORT/"},
+		{g, "https://10.0.0.5/hook", ""},
+		{g, "http://hooks.example.com/hook", ""},
+		{lo, "http://10.0.0.1/hook", ""},
+	} {
+		_, err := tc.g.Check(tc.url)
+		if err == nil {
+			t.Errorf("Check(%q) (loopback allowed: %v) passed", tc.url, tc.g.AllowLoopback)
+			continue
+		}
+		switch {
+		case tc.want == "" && strings.Contains(err.Error(), "--webhook-allow-loopback"):
+			t.Errorf("Check(%q): %q mentions the loopback flag", tc.url, err)
+		case !strings.Contains(err.Error(), tc.want):
+			t.Errorf("Check(%q) (loopback allowed: %v): %q, want it to mention %q", tc.url, tc.g.AllowLoopback, err, tc.want)
+		}
+	}
+}
