@@ -25,7 +25,7 @@ type dbFlags struct {
 	// riverLog is where the database's job queue client writes: JSON lines
 	// on stderr at warning and above, unless serve says otherwise.
 	riverLog *slog.Logger
-	maxConns   int
+	maxConns int
 	// badEnv is set when RENTAPI_DB_MAX_CONNS is not a number.
 	badEnv error
 }
