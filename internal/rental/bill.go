@@ -117,3 +117,103 @@ func (b *Bill) Settle(now time.Time) {
 		b.Status, b.PaidAt = BillPaid, &at
 	}
 }
+
+// BillSource is what a month's bill is made from: the room, the property's
+// due day, the month's reading (nil when none is recorded) and the tenant
+// living there (nil when the room is empty).
+type BillSource struct {
+	Room    Room
+	DueDay  int64
+	Reading *Reading
+	Tenant  *Tenant
+	Month   string
+	// Issue makes the bill issued at once rather than a draft.
+	Issue bool
+}
+
+// NewBill makes the bill of a room's month from its reading: the room's
+// rent and the reading's usage at the rates it recorded, due on the
+// property's due day of the next month. A month without a reading is 409
+// reading_required; a month billed already is 409 resource_exists.
+func NewBill(src BillSource, now time.Time) (Bill, error) {
+	if src.Reading == nil {
+		return Bill{}, Conflict("reading_required", "Room %s has no meter reading for %s; record the month's reading first.", src.Room.Number, src.Month)
+	}
+	if src.Reading.BillID != nil {
+		return Bill{}, BillExists(src.Room.Number, src.Month, *src.Reading.BillID)
+	}
+	at := Time{Time: now}
+	b := Bill{ID: NewID(PrefixBill), Object: "bill", RoomID: src.Room.ID, PropertyID: src.Room.PropertyID, Month: src.Month,
+		Status: BillDraft, Currency: Currency, Rent: src.Room.MonthlyRent, ReadingID: src.Reading.ID,
+		DueDate: DueDate(src.Month, src.DueDay), CreatedAt: at, UpdatedAt: at}
+	b.Water.Occupants = 1
+	if src.Tenant != nil {
+		b.TenantID, b.Water.Occupants = &src.Tenant.ID, src.Tenant.Occupants
+	}
+	if src.Issue {
+		b.Status, b.IssuedAt = BillIssued, &at
+	}
+	b.Price(*src.Reading)
+	return b, nil
+}
+
+// BillExists is 409 resource_exists for a room's month that has its bill
+// (id, when known).
+func BillExists(room, month, id string) *Error {
+	return Exists(id, "Room %s is billed for %s already.", room, month)
+}
+
+// Issue moves a draft to issued at now; any other state is 409
+// invalid_state.
+func (b *Bill) Issue(now time.Time) error {
+	if b.Status != BillDraft {
+		return Conflict("invalid_state", "Only a draft bill can be issued; this one is %s.", b.Status)
+	}
+	at := Time{Time: now}
+	b.Status, b.IssuedAt = BillIssued, &at
+	return nil
+}
+
+// Delete checks that the bill may be deleted: only a draft, which no
+// tenant has seen; any other state is 409 invalid_state.
+func (b *Bill) Delete() error {
+	if b.Status != BillDraft {
+		return Conflict("invalid_state", "Only a draft bill can be deleted; this one is %s.", b.Status)
+	}
+	return nil
+}
+
+// CheckPayable is nil when a tenant can be asked to pay the bill, else 409
+// bill_not_payable saying why.
+func (b *Bill) CheckPayable() error {
+	if !b.Payable() {
+		return Conflict("bill_not_payable", "Bill %s is %s with %d satang left to pay; only an issued or overdue bill with something owed can be paid.",
+			b.ID, b.Status, max(b.Total-b.AmountPaid, 0))
+	}
+	return nil
+}
+
+// Correct checks that the bill's reading may still be corrected: not once
+// the bill is paid (409 bill_already_paid, naming the bill).
+func (b *Bill) Correct() error {
+	if b.Status == BillPaid {
+		e := Conflict("bill_already_paid", "The bill of %s is paid; its reading can no longer be corrected.", b.Month)
+		e.ResourceID = b.ID
+		return e
+	}
+	return nil
+}
+
+// Reprice recalculates the bill from a corrected reading, its status
+// unchanged unless the money received now covers the new total.
+func (b *Bill) Reprice(r Reading, now time.Time) {
+	b.Price(r)
+	b.Settle(now)
+}
+
+// Receive adds a confirmed payment's amount to what the bill has received,
+// and settles it.
+func (b *Bill) Receive(amount int64, now time.Time) {
+	b.AmountPaid += amount
+	b.Settle(now)
+}

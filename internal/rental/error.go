@@ -70,6 +70,17 @@ func NotFound(what, id string) *Error {
 	return &Error{Kind: KindNotFound, Code: "resource_not_found", Message: fmt.Sprintf("No such %s: '%s'.", what, id)}
 }
 
+// Exists reports an object that is already there (409 resource_exists),
+// naming it when its ID is known.
+func Exists(resourceID, format string, args ...any) *Error {
+	return &Error{Kind: KindConflict, Code: "resource_exists", Message: fmt.Sprintf(format, args...), ResourceID: resourceID}
+}
+
+// Conflict reports a request the object's state forbids (409 with code).
+func Conflict(code, format string, args ...any) *Error {
+	return &Error{Kind: KindConflict, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
 // AsError returns the *Error inside err, if there is one.
 func AsError(err error) (*Error, bool) {
 	var e *Error

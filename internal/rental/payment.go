@@ -1,8 +1,11 @@
 package rental
 
 import (
+	"fmt"
 	"strings"
 	"time"
+
+	"rentapi/internal/promptpay"
 )
 
 // PrefixPaymentLink names payment links.
@@ -88,4 +91,139 @@ func NewLinkToken() string { return randomString(32, idAlphabet) }
 func PaymentReference(paymentID string) string {
 	_, r, _ := strings.Cut(paymentID, "_")
 	return strings.ToUpper(r[:min(20, len(r))])
+}
+
+// Why a payment page shows no QR.
+const (
+	NoQRPaid        = "paid"          // the bill is paid
+	NoQRUnavailable = "qr_disabled"   // the landlord's plan has no QR payments
+	NoQRNoReceiver  = "no_receiver"   // the landlord has no PromptPay receiver
+	NoQRNotPayable  = "not_payable"   // the bill cannot be paid (not issued)
+	NoQRInactive    = "link_inactive" // the link was replaced or closed
+)
+
+// Payee is what a landlord's QRs need: whether the plan takes QR payments,
+// and the PromptPay receiver they pay into (nil until set up).
+type Payee struct {
+	QRPayments bool
+	Receiver   *promptpay.Receiver
+}
+
+// CheckLink is nil when a payment link can be made for the bill, else 409
+// bill_not_payable saying why.
+func (p Payee) CheckLink(b *Bill) error {
+	if err := b.CheckPayable(); err != nil {
+		return err
+	}
+	if !p.QRPayments {
+		return Conflict("bill_not_payable", "This landlord's plan does not include QR payments (features.qr_payments is false).")
+	}
+	if p.Receiver == nil {
+		return Conflict("bill_not_payable", "This landlord has not set up a PromptPay receiver yet, so no QR can be made.")
+	}
+	return nil
+}
+
+// NoQR is why a payment page of the bill shows no QR (one of the NoQR
+// reasons), or "" when it can show one.
+func (p Payee) NoQR(b *Bill, linkActive bool) string {
+	switch {
+	case b.Status == BillPaid:
+		return NoQRPaid
+	case !b.Payable():
+		return NoQRNotPayable
+	case !linkActive:
+		return NoQRInactive
+	case !p.QRPayments:
+		return NoQRUnavailable
+	case p.Receiver == nil:
+		return NoQRNoReceiver
+	}
+	return ""
+}
+
+// NewPayment makes a pending payment of what is still owed on the bill at
+// now, through the payment link, with its PromptPay QR into the payee's
+// receiver (for a biller, Ref1 is the payment's own reference). The payee
+// must have a receiver (see NoQR).
+func (p Payee) NewPayment(b *Bill, linkID string, now time.Time) (Payment, error) {
+	id := NewID(PrefixPayment)
+	r := *p.Receiver
+	if r.Kind == promptpay.Biller {
+		r.Ref1 = PaymentReference(id)
+	}
+	amount := b.Total - b.AmountPaid
+	payload, err := promptpay.Payload(r, amount)
+	if err != nil {
+		return Payment{}, fmt.Errorf("rental: payment QR: %w", err)
+	}
+	at := Time{Time: now}
+	return Payment{ID: id, Object: "payment", BillID: b.ID, PaymentLinkID: &linkID, Status: PaymentPending, Amount: amount,
+		Currency: Currency, QRPayload: payload, ExpiresAt: Time{Time: now.Add(QRValidity)}, CreatedAt: at, UpdatedAt: at}, nil
+}
+
+// End ends a pending payment unpaid at now, expired or canceled with the
+// reason; any other state is 409 invalid_state. A payment expired before its
+// time (the test helper's outcome) expires now, so expires_at never lies in
+// the future of an expired payment.
+func (p *Payment) End(status, reason string, now time.Time) error {
+	if p.Status != PaymentPending {
+		return Conflict("invalid_state", "Only a pending payment can end unpaid; this one is %s.", p.Status)
+	}
+	if status == PaymentExpired && p.ExpiresAt.After(now) {
+		p.ExpiresAt = Time{Time: now}
+	}
+	p.Status, p.FailureReason, p.UpdatedAt = status, &reason, Time{Time: now}
+	return nil
+}
+
+// Open reports whether a pending payment's QR can still be paid at now.
+func (p *Payment) Open(now time.Time) bool { return p.Status == PaymentPending && p.ExpiresAt.After(now) }
+
+// Stale is why a pending payment of the bill must be canceled now that the
+// bill's amounts or state changed ("" when it still asks for what is owed):
+// a tenant must never pay a stale amount.
+func (p *Payment) Stale(b *Bill) string {
+	switch {
+	case p.Status != PaymentPending:
+		return ""
+	case b.Status == BillPaid:
+		return FailureBillPaid
+	case p.Amount != b.Total-b.AmountPaid:
+		return FailureBillChanged
+	}
+	return ""
+}
+
+// Confirm applies a provider's confirmation of amount at now: the first one
+// makes the payment paid (first is true: payment.paid, once per payment,
+// even when it had expired or been canceled: the money arrived), and every
+// one adds its amount. The provider's paidAt says when the money moved, but
+// never before the QR existed nor after we heard of it: at is that time.
+func (p *Payment) Confirm(amount int64, paidAt, now time.Time) (at time.Time, first bool) {
+	if paidAt.IsZero() || paidAt.After(now) {
+		paidAt = now
+	}
+	if paidAt.Before(p.CreatedAt.Time) {
+		paidAt = p.CreatedAt.Time
+	}
+	first = p.Status != PaymentPaid
+	p.AmountPaid += amount
+	p.UpdatedAt = Time{Time: now}
+	if first {
+		at := Time{Time: paidAt.UTC()}
+		p.Status, p.PaidAt, p.FailureReason = PaymentPaid, &at, nil
+	}
+	return paidAt, first
+}
+
+// Repeats checks a confirmation whose transaction ID was recorded before
+// (for seenPayment and seenAmount): the same one again is a harmless
+// duplicate (nil); the ID reused for another payment or amount is 409
+// transaction_conflict.
+func (c Confirmation) Repeats(seenPayment string, seenAmount int64) error {
+	if seenPayment != c.PaymentID || seenAmount != c.Amount {
+		return Conflict("transaction_conflict", "Transaction %s was already confirmed for another payment or amount.", c.TransactionID)
+	}
+	return nil
 }

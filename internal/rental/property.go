@@ -202,3 +202,12 @@ func checkRange(param string, v Optional[int64], lo, hi int64) error {
 	}
 	return nil
 }
+
+// Delete checks that the property may be deleted: only once it has no
+// rooms (409 property_not_empty).
+func (p *Property) Delete() error {
+	if p.RoomCount > 0 {
+		return Conflict("property_not_empty", "Property %s has %d rooms; delete its rooms first.", p.ID, p.RoomCount)
+	}
+	return nil
+}

@@ -175,3 +175,9 @@ type Meter struct {
 	CreatedAt  Time      `json:"created_at"`
 	UpdatedAt  Time      `json:"updated_at"`
 }
+
+// ReadingExists is 409 resource_exists for a room's month that has its
+// reading (id, when known).
+func ReadingExists(room, month, id string) *Error {
+	return Exists(id, "A reading for room %s in %s exists already.", room, month)
+}

@@ -103,3 +103,40 @@ func (r *Room) Apply(c RoomChange) error {
 	*r = next
 	return nil
 }
+
+// Occupied is 409 room_occupied: the room has its tenant (tenantID,
+// when known).
+func Occupied(r *Room, tenantID string) *Error {
+	e := Conflict("room_occupied", "Room %s already has a tenant.", r.Number)
+	e.ResourceID = tenantID
+	return e
+}
+
+// MoveIn checks that a tenant can move into the room: one tenant per room.
+func (r *Room) MoveIn() error {
+	if r.TenantID != nil {
+		return Occupied(r, *r.TenantID)
+	}
+	return nil
+}
+
+// Delete checks that the room may be deleted, given how many of its bills
+// went past draft: not while a tenant lives there (409 room_occupied), nor
+// while it has bills the landlord must keep (409 room_has_bills).
+func (r *Room) Delete(keptBills int) error {
+	if r.TenantID != nil {
+		return Conflict("room_occupied", "Room %s has a tenant; move the tenant out first.", r.Number)
+	}
+	if keptBills > 0 {
+		return Conflict("room_has_bills", "Room %s has %d issued, overdue or paid bills and cannot be deleted.", r.Number, keptBills)
+	}
+	return nil
+}
+
+// RoomNumberTaken is 409 room_number_taken for a number already used in the
+// property.
+func RoomNumberTaken(number string) *Error {
+	e := Conflict("room_number_taken", "Room number %s is already used in this property.", number)
+	e.Param = "number"
+	return e
+}

@@ -60,35 +60,28 @@ func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, mont
 		return nil, err
 	}
 	reading, err := tx.roomReading(ctx, acct, roomID, month)
+	if rental.IsNotFound(err) {
+		reading, err = nil, nil // the rule says what a month without a reading gets
+	}
 	if err != nil {
 		return nil, err
-	}
-	if reading == nil {
-		return nil, rental.Errorf(rental.KindConflict, "reading_required", "Room %s has no meter reading for %s; record it first (POST /v1/meter-readings).", room.Number, month)
-	}
-	if reading.BillID != nil {
-		return nil, exists("Room %s is billed for %s already.", room.Number, month, *reading.BillID)
 	}
 	prop, err := tx.GetProperty(ctx, acct, room.PropertyID)
 	if err != nil {
 		return nil, err
 	}
 	tenant, err := tx.currentTenant(ctx, acct, roomID)
+	if rental.IsNotFound(err) {
+		tenant, err = nil, nil // an empty room is billed for one occupant
+	}
 	if err != nil {
 		return nil, err
 	}
-	now := rental.Time{Time: tx.Now}
-	b := rental.Bill{ID: rental.NewID(rental.PrefixBill), Object: "bill", RoomID: room.ID, PropertyID: room.PropertyID, Month: month,
-		Status: rental.BillDraft, Currency: rental.Currency, Rent: room.MonthlyRent, ReadingID: reading.ID,
-		DueDate: rental.DueDate(month, prop.DueDay), CreatedAt: now, UpdatedAt: now}
-	b.Water.Occupants = 1
-	if tenant != nil {
-		b.TenantID, b.Water.Occupants = &tenant.ID, tenant.Occupants
+	src := rental.BillSource{Room: *room, DueDay: prop.DueDay, Reading: reading, Tenant: tenant, Month: month, Issue: issue}
+	b, err := rental.NewBill(src, tx.Now)
+	if err != nil {
+		return nil, err
 	}
-	if issue {
-		b.Status, b.IssuedAt = rental.BillIssued, &now
-	}
-	b.Price(*reading)
 	e, w := b.Electricity, b.Water
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO bills (id, landlord_id, property_id, room_id, tenant_id, reading_id, month, status, rent,
 			e_usage, e_rate, e_amount, w_usage, w_rate, w_amount, w_billing, occupants, total, due_date, issued_at, created_at, updated_at)
@@ -96,7 +89,7 @@ func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, mont
 		b.ID, acct.LandlordID, b.PropertyID, b.RoomID, b.TenantID, b.ReadingID, b.Month, b.Status, b.Rent,
 		e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount, w.Billing, w.Occupants, b.Total, b.DueDate, nullTime(b.IssuedAt), ms(tx.Now))
 	if isUniqueViolation(err) {
-		return nil, exists("Room %s is billed for %s already.", room.Number, month, "")
+		return nil, rental.BillExists(room.Number, month, "")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: create bill: %w", err)
@@ -130,11 +123,9 @@ func (tx *Tx) IssueBill(ctx context.Context, acct *rental.Account, id string) (*
 	if err != nil {
 		return nil, err
 	}
-	if b.Status != rental.BillDraft {
-		return nil, rental.Errorf(rental.KindConflict, "invalid_state", "Only a draft bill can be issued; this one is %s.", b.Status)
+	if err := b.Issue(tx.Now); err != nil {
+		return nil, err
 	}
-	now := rental.Time{Time: tx.Now}
-	b.Status, b.IssuedAt = rental.BillIssued, &now
 	return b, tx.saveBill(ctx, acct, b)
 }
 
@@ -148,8 +139,8 @@ func (tx *Tx) DeleteBill(ctx context.Context, acct *rental.Account, id string) e
 	if err != nil {
 		return err
 	}
-	if b.Status != rental.BillDraft {
-		return rental.Errorf(rental.KindConflict, "invalid_state", "Only a draft bill can be deleted; this one is %s.", b.Status)
+	if err := b.Delete(); err != nil {
+		return err
 	}
 	if _, err := tx.c.ExecContext(ctx, `DELETE FROM bills WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id); err != nil {
 		return fmt.Errorf("store: delete bill: %w", err)

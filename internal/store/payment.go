@@ -42,25 +42,22 @@ func (tx *Tx) SetPromptPay(ctx context.Context, landlordID string, r promptpay.R
 
 // payee is what the QR of a landlord's payments needs: whether the
 // landlord takes QR payments, and the receiver (nil until set up).
-func (q *Queries) payee(ctx context.Context, landlordID string) (bool, *promptpay.Receiver, error) {
-	var qr bool
+func (q *Queries) payee(ctx context.Context, landlordID string) (rental.Payee, error) {
+	var p rental.Payee
 	var raw sql.NullString
-	err := q.c.QueryRowContext(ctx, `SELECT qr_payments, promptpay FROM landlords WHERE id = $1`, landlordID).Scan(&qr, &raw)
+	err := q.c.QueryRowContext(ctx, `SELECT qr_payments, promptpay FROM landlords WHERE id = $1`, landlordID).Scan(&p.QRPayments, &raw)
 	if err != nil {
-		return false, nil, fmt.Errorf("store: landlord %s: %w", landlordID, err)
+		return p, fmt.Errorf("store: landlord %s: %w", landlordID, err)
 	}
 	if !raw.Valid {
-		return qr, nil, nil
+		return p, nil
 	}
 	var r promptpay.Receiver
 	if err := json.Unmarshal([]byte(raw.String), &r); err != nil {
-		return qr, nil, fmt.Errorf("store: landlord %s receiver: %w", landlordID, err)
+		return p, fmt.Errorf("store: landlord %s receiver: %w", landlordID, err)
 	}
-	return qr, &r, nil
-}
-
-func notPayable(format string, args ...any) error {
-	return rental.Errorf(rental.KindConflict, "bill_not_payable", format, args...)
+	p.Receiver = &r
+	return p, nil
 }
 
 const linkColumns = `l.id, l.bill_id, l.url, l.active, b.total - b.amount_paid, l.created_at, l.updated_at`
@@ -85,19 +82,12 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 	if err != nil {
 		return nil, false, err
 	}
-	if !b.Payable() {
-		return nil, false, notPayable("Bill %s is %s with %d satang left to pay; only an issued or overdue bill with something owed can be paid.",
-			b.ID, b.Status, max(b.Total-b.AmountPaid, 0))
-	}
-	qr, receiver, err := tx.payee(ctx, acct.LandlordID)
+	payee, err := tx.payee(ctx, acct.LandlordID)
 	if err != nil {
 		return nil, false, err
 	}
-	if !qr {
-		return nil, false, notPayable("This landlord's plan does not include QR payments (features.qr_payments is false).")
-	}
-	if receiver == nil {
-		return nil, false, notPayable("This landlord has not set up a PromptPay receiver yet, so no QR can be made.")
+	if err := payee.CheckLink(b); err != nil {
+		return nil, false, err
 	}
 	const active = `SELECT ` + linkColumns + ` FROM payment_links l JOIN bills b ON b.id = l.bill_id
 		WHERE l.landlord_id = $1 AND l.bill_id = $2 AND l.active`
@@ -175,18 +165,9 @@ type Checkout struct {
 	Room     *rental.Room
 	// Payment is the pending payment to pay; nil when NoQR says why not.
 	Payment *rental.Payment
-	// NoQR is empty with a payment, else one of the NoQR reasons.
+	// NoQR is empty with a payment, else one of rental's NoQR reasons.
 	NoQR string
 }
-
-// Why a payment page shows no QR.
-const (
-	NoQRPaid        = "paid"          // the bill is paid
-	NoQRUnavailable = "qr_disabled"   // the landlord's plan has no QR payments
-	NoQRNoReceiver  = "no_receiver"   // the landlord has no PromptPay receiver
-	NoQRNotPayable  = "not_payable"   // the bill cannot be paid (not issued)
-	NoQRInactive    = "link_inactive" // the link was replaced or closed
-)
 
 // PaymentLinkExists is nil when token is a payment link's, else not found.
 // It changes nothing: a HEAD request or a crawler's probe opens no payment.
@@ -237,23 +218,11 @@ func (tx *Tx) OpenPayment(ctx context.Context, token string) (*Checkout, error) 
 	if co.Property, err = tx.GetProperty(ctx, acct, co.Bill.PropertyID); err != nil {
 		return nil, err
 	}
-	qr, receiver, err := tx.payee(ctx, landlordID)
+	payee, err := tx.payee(ctx, landlordID)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case co.Bill.Status == rental.BillPaid:
-		co.NoQR = NoQRPaid
-	case !co.Bill.Payable():
-		co.NoQR = NoQRNotPayable
-	case !active:
-		co.NoQR = NoQRInactive
-	case !qr:
-		co.NoQR = NoQRUnavailable
-	case receiver == nil:
-		co.NoQR = NoQRNoReceiver
-	}
-	if co.NoQR != "" {
+	if co.NoQR = payee.NoQR(co.Bill, active); co.NoQR != "" {
 		return co, nil
 	}
 	pending, err := one(ctx, &tx.Queries, "payment", "", `SELECT `+paymentColumns+` FROM payments
@@ -263,7 +232,7 @@ func (tx *Tx) OpenPayment(ctx context.Context, token string) (*Checkout, error) 
 	case rental.IsNotFound(err):
 	case err != nil:
 		return nil, err
-	case pending.ExpiresAt.After(tx.Now):
+	case pending.Open(tx.Now):
 		co.Payment = pending
 		return co, nil
 	default:
@@ -271,26 +240,22 @@ func (tx *Tx) OpenPayment(ctx context.Context, token string) (*Checkout, error) 
 			return nil, err
 		}
 	}
-	co.Payment, err = tx.newPayment(ctx, acct, co.Bill, linkID, *receiver)
+	co.Payment, err = tx.newPayment(ctx, acct, payee, co.Bill, linkID)
 	return co, err
 }
 
 // newPayment makes a pending payment of what is still owed on the bill,
 // with its PromptPay QR, and records payment.pending.
-func (tx *Tx) newPayment(ctx context.Context, acct *rental.Account, b *rental.Bill, linkID string, r promptpay.Receiver) (*rental.Payment, error) {
-	id := rental.NewID(rental.PrefixPayment)
-	if r.Kind == promptpay.Biller {
-		r.Ref1 = rental.PaymentReference(id)
-	}
-	amount := b.Total - b.AmountPaid
-	payload, err := promptpay.Payload(r, amount)
+func (tx *Tx) newPayment(ctx context.Context, acct *rental.Account, payee rental.Payee, b *rental.Bill, linkID string) (*rental.Payment, error) {
+	np, err := payee.NewPayment(b, linkID, tx.Now)
 	if err != nil {
-		return nil, fmt.Errorf("store: payment QR: %w", err)
+		return nil, err
 	}
+	id := np.ID
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO payments (id, landlord_id, bill_id, payment_link_id, status, amount, qr_payload,
 			expires_at, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-		id, acct.LandlordID, b.ID, linkID, rental.PaymentPending, amount, payload, ms(tx.Now.Add(rental.QRValidity)), ms(tx.Now))
+		id, acct.LandlordID, b.ID, linkID, np.Status, np.Amount, np.QRPayload, ms(np.ExpiresAt.Time), ms(tx.Now))
 	if err != nil {
 		return nil, fmt.Errorf("store: create payment: %w", err)
 	}
@@ -301,20 +266,17 @@ func (tx *Tx) newPayment(ctx context.Context, acct *rental.Account, b *rental.Bi
 	return p, tx.RecordEvent(ctx, acct, "payment.pending", p)
 }
 
-// endPayment ends a pending payment unpaid (expired or canceled) and
-// records payment.failed. A payment expired before its time (the test
-// helper's outcome) expires now, so expires_at never lies in the future of
-// an expired payment.
+// endPayment ends a pending payment unpaid (expired or canceled, by the
+// rule of rental.Payment.End) and records payment.failed.
 func (tx *Tx) endPayment(ctx context.Context, acct *rental.Account, p *rental.Payment, status, reason string) error {
-	if status == rental.PaymentExpired && p.ExpiresAt.After(tx.Now) {
-		p.ExpiresAt = rental.Time{Time: tx.Now}
+	if err := p.End(status, reason, tx.Now); err != nil {
+		return err
 	}
 	_, err := tx.c.ExecContext(ctx, `UPDATE payments SET status = $3, failure_reason = $4, expires_at = $5, updated_at = $6
-		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, p.ID, status, reason, ms(p.ExpiresAt.Time), ms(tx.Now))
+		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, p.ID, p.Status, reason, ms(p.ExpiresAt.Time), ms(tx.Now))
 	if err != nil {
 		return fmt.Errorf("store: end payment: %w", err)
 	}
-	p.Status, p.FailureReason, p.UpdatedAt = status, &reason, rental.Time{Time: tx.Now}
 	return tx.RecordEvent(ctx, acct, "payment.failed", p)
 }
 
@@ -328,9 +290,6 @@ func (tx *Tx) EndPayment(ctx context.Context, acct *rental.Account, id, status, 
 	if err != nil {
 		return nil, err
 	}
-	if p.Status != rental.PaymentPending {
-		return nil, rental.Errorf(rental.KindConflict, "invalid_state", "Only a pending payment can end unpaid; this one is %s.", p.Status)
-	}
 	return p, tx.endPayment(ctx, acct, p, status, reason)
 }
 
@@ -339,21 +298,19 @@ func (tx *Tx) EndPayment(ctx context.Context, acct *rental.Account, id, status, 
 // canceled (payment.failed), so a tenant can never pay a stale amount; the
 // next opening of the page makes a right one.
 func (tx *Tx) settleBill(ctx context.Context, acct *rental.Account, b *rental.Bill) error {
-	owed, reason := b.Total-b.AmountPaid, rental.FailureBillChanged
 	if b.Status == rental.BillPaid {
-		owed, reason = -1, rental.FailureBillPaid
 		if _, err := tx.c.ExecContext(ctx, `UPDATE payment_links SET active = FALSE, updated_at = $3
 			WHERE landlord_id = $1 AND bill_id = $2 AND active`, acct.LandlordID, b.ID, ms(tx.Now)); err != nil {
 			return fmt.Errorf("store: close payment links: %w", err)
 		}
 	}
-	stale, _, err := tx.ListPayments(ctx, acct, PaymentFilter{BillID: b.ID, Status: rental.PaymentPending}, Page{Limit: 100, Asc: true})
+	pending, _, err := tx.ListPayments(ctx, acct, PaymentFilter{BillID: b.ID, Status: rental.PaymentPending}, Page{Limit: 100, Asc: true})
 	if err != nil {
 		return err
 	}
-	for i := range stale {
-		if stale[i].Amount != owed {
-			if err := tx.endPayment(ctx, acct, &stale[i], rental.PaymentCanceled, reason); err != nil {
+	for i := range pending {
+		if reason := pending[i].Stale(b); reason != "" {
+			if err := tx.endPayment(ctx, acct, &pending[i], rental.PaymentCanceled, reason); err != nil {
 				return err
 			}
 		}
@@ -373,8 +330,7 @@ func (tx *Tx) settleBill(ctx context.Context, acct *rental.Account, b *rental.Bi
 // real ones never do; a payment of the wrong side is not found.
 func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *rental.Payment, duplicate bool, err error) {
 	var landlordID string
-	var created int64
-	err = tx.c.QueryRowContext(ctx, `SELECT landlord_id, created_at FROM payments WHERE id = $1`, c.PaymentID).Scan(&landlordID, &created)
+	err = tx.c.QueryRowContext(ctx, `SELECT landlord_id FROM payments WHERE id = $1`, c.PaymentID).Scan(&landlordID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, rental.NotFound("payment", c.PaymentID)
 	}
@@ -391,15 +347,11 @@ func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *ren
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, false, err
 	}
-	// The provider's clock says when the money moved, but never before the
-	// QR existed nor after we heard of it.
-	paidAt := c.PaidAt
-	if paidAt.IsZero() || paidAt.After(tx.Now) {
-		paidAt = tx.Now
+	p, err = tx.GetPayment(ctx, acct, c.PaymentID)
+	if err != nil {
+		return nil, false, err
 	}
-	if opened := time.UnixMilli(created); paidAt.Before(opened) {
-		paidAt = opened
-	}
+	paidAt, first := p.Confirm(c.Amount, c.PaidAt, tx.Now)
 	res, err := tx.c.ExecContext(ctx, `INSERT INTO payment_confirmations (provider, transaction_id, landlord_id, payment_id, amount, paid_at, received_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (provider, transaction_id) DO NOTHING`,
 		c.Provider, c.TransactionID, landlordID, c.PaymentID, c.Amount, ms(paidAt), ms(tx.Now))
@@ -414,22 +366,11 @@ func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *ren
 		if err != nil {
 			return nil, false, fmt.Errorf("store: confirmation %s: %w", c.TransactionID, err)
 		}
-		if seenPayment != c.PaymentID || seenAmount != c.Amount {
-			return nil, false, rental.Errorf(rental.KindConflict, "transaction_conflict",
-				"Transaction %s was already confirmed for another payment or amount.", c.TransactionID)
+		if err := c.Repeats(seenPayment, seenAmount); err != nil {
+			return nil, false, err
 		}
 		p, err := tx.GetPayment(ctx, acct, c.PaymentID)
 		return p, true, err
-	}
-	if p, err = tx.GetPayment(ctx, acct, c.PaymentID); err != nil {
-		return nil, false, err
-	}
-	first := p.Status != rental.PaymentPaid
-	p.AmountPaid += c.Amount
-	p.UpdatedAt = rental.Time{Time: tx.Now}
-	if first {
-		at := rental.Time{Time: paidAt.UTC()}
-		p.Status, p.PaidAt, p.FailureReason = rental.PaymentPaid, &at, nil
 	}
 	_, err = tx.c.ExecContext(ctx, `UPDATE payments SET status = $3, amount_paid = $4, paid_at = $5, failure_reason = NULL, updated_at = $6
 		WHERE landlord_id = $1 AND id = $2`, landlordID, p.ID, p.Status, p.AmountPaid, nullTime(p.PaidAt), ms(tx.Now))
@@ -445,8 +386,7 @@ func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *ren
 	if err != nil {
 		return nil, false, err
 	}
-	b.AmountPaid += c.Amount
-	b.Settle(tx.Now)
+	b.Receive(c.Amount, tx.Now)
 	if err := tx.saveBill(ctx, acct, b); err != nil {
 		return nil, false, err
 	}

@@ -109,9 +109,8 @@ func (tx *Tx) DeleteProperty(ctx context.Context, acct *rental.Account, id strin
 	if err != nil {
 		return err
 	}
-	if p.RoomCount > 0 {
-		return rental.Errorf(rental.KindConflict, "property_not_empty",
-			"Property %s has %d rooms; delete its rooms first.", id, p.RoomCount)
+	if err := p.Delete(); err != nil {
+		return err
 	}
 	if _, err := tx.c.ExecContext(ctx, `DELETE FROM properties WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id); err != nil {
 		return fmt.Errorf("store: delete property: %w", err)

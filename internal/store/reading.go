@@ -85,7 +85,7 @@ func (q *Queries) roomReading(ctx context.Context, acct *rental.Account, roomID,
 	r, err := scanReading(q.c.QueryRowContext(ctx, `SELECT `+readingColumns+` FROM meter_readings
 		WHERE landlord_id = $1 AND room_id = $2 AND month = $3`, acct.LandlordID, roomID, month))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+		return nil, rental.NotFound("meter reading", roomID+" "+month)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: room reading: %w", err)
@@ -136,11 +136,11 @@ func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in Readin
 	if err != nil {
 		return nil, err
 	}
-	if old, err := tx.roomReading(ctx, acct, room.ID, in.Month); err != nil || old != nil {
-		if err != nil {
-			return nil, err
-		}
-		return nil, exists("A reading for room %s in %s exists already.", room.Number, in.Month, old.ID)
+	switch old, err := tx.roomReading(ctx, acct, room.ID, in.Month); {
+	case err == nil:
+		return nil, rental.ReadingExists(room.Number, in.Month, old.ID)
+	case !rental.IsNotFound(err):
+		return nil, err
 	}
 	var ePrev, wPrev rental.Quantity
 	err = tx.c.QueryRowContext(ctx, `SELECT e_current, w_current FROM meter_readings WHERE landlord_id = $1 AND room_id = $2 AND month < $3
@@ -164,19 +164,12 @@ func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in Readin
 		r.ID, acct.LandlordID, r.PropertyID, r.RoomID, r.Month, e.Previous, e.Current, e.Rollover, e.Rate,
 		w.Previous, w.Current, w.Rollover, w.Rate, w.Billing, w.FlatAmount, ms(tx.Now))
 	if isUniqueViolation(err) {
-		return nil, exists("A reading for room %s in %s exists already.", room.Number, in.Month, "")
+		return nil, rental.ReadingExists(room.Number, in.Month, "")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: create reading: %w", err)
 	}
 	return &r, tx.RecordEvent(ctx, acct, "meter.reading.created", r)
-}
-
-// exists is 409 resource_exists naming the object that is already there.
-func exists(format, number, month, id string) error {
-	e := rental.Errorf(rental.KindConflict, "resource_exists", format, number, month)
-	e.ResourceID = id
-	return e
 }
 
 // CorrectReading changes a month's meter values. The month's bill, unless
@@ -199,10 +192,8 @@ func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id strin
 		if bill, err = tx.GetBill(ctx, acct, *r.BillID); err != nil {
 			return nil, err
 		}
-		if bill.Status == rental.BillPaid {
-			e := rental.Errorf(rental.KindConflict, "bill_already_paid", "The bill of %s is paid; its reading can no longer be corrected.", r.Month)
-			e.ResourceID = bill.ID
-			return nil, e
+		if err := bill.Correct(); err != nil {
+			return nil, err
 		}
 	}
 	correct := func(param string, part *rental.ReadingPart, in rental.PartInput) error {
@@ -240,8 +231,7 @@ func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id strin
 		return nil, err
 	}
 	if bill != nil {
-		bill.Price(*r)
-		bill.Settle(tx.Now)
+		bill.Reprice(*r, tx.Now)
 		if err := tx.saveBill(ctx, acct, bill); err != nil {
 			return nil, err
 		}

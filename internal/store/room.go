@@ -67,14 +67,14 @@ func (tx *Tx) CreateRoom(ctx context.Context, acct *rental.Account, r rental.Roo
 		return nil, fmt.Errorf("store: create room: %w", err)
 	}
 	if taken > 0 {
-		return nil, numberTaken(r.Number)
+		return nil, rental.RoomNumberTaken(r.Number)
 	}
 	r.ID = rental.NewID(rental.PrefixRoom)
 	r.CreatedAt, r.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO rooms (id, landlord_id, property_id, number, floor, monthly_rent, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.ID, acct.LandlordID, r.PropertyID, r.Number, r.Floor, r.MonthlyRent, r.Status, ms(tx.Now))
 	if isUniqueViolation(err) {
-		return nil, numberTaken(r.Number)
+		return nil, rental.RoomNumberTaken(r.Number)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: create room: %w", err)
@@ -87,12 +87,6 @@ func (tx *Tx) CreateRoom(ctx context.Context, acct *rental.Account, r rental.Roo
 		}
 	}
 	return &r, tx.RecordEvent(ctx, acct, "room.created", r)
-}
-
-func numberTaken(number string) error {
-	e := rental.Errorf(rental.KindConflict, "room_number_taken", "Room number %s is already used in this property.", number)
-	e.Param = "number"
-	return e
 }
 
 // UpdateRoom changes a room's rent, floor or status and records
@@ -138,15 +132,12 @@ func (tx *Tx) DeleteRoom(ctx context.Context, acct *rental.Account, id string) e
 	if err != nil {
 		return err
 	}
-	if r.TenantID != nil {
-		return rental.Errorf(rental.KindConflict, "room_occupied", "Room %s has a tenant; move the tenant out first.", r.Number)
-	}
 	var kept int
 	if err := tx.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM bills WHERE room_id = $1 AND status <> $2`, id, rental.BillDraft).Scan(&kept); err != nil {
 		return fmt.Errorf("store: delete room: %w", err)
 	}
-	if kept > 0 {
-		return rental.Errorf(rental.KindConflict, "room_has_bills", "Room %s has %d issued, overdue or paid bills and cannot be deleted.", r.Number, kept)
+	if err := r.Delete(kept); err != nil {
+		return err
 	}
 	drafts, _, err := tx.ListBills(ctx, acct, BillFilter{RoomID: id}, Page{Limit: 1000, Asc: true})
 	if err != nil {

@@ -37,7 +37,7 @@ func (q *Queries) currentTenant(ctx context.Context, acct *rental.Account, roomI
 	t, err := scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants
 		WHERE landlord_id = $1 AND room_id = $2 AND moved_out_at IS NULL`, acct.LandlordID, roomID))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
+		return nil, rental.NotFound("tenant of room", roomID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: current tenant: %w", err)
@@ -73,10 +73,8 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 	if err != nil {
 		return nil, err
 	}
-	occupied := rental.Errorf(rental.KindConflict, "room_occupied", "Room %s already has a tenant.", room.Number)
-	if room.TenantID != nil {
-		occupied.ResourceID = *room.TenantID
-		return nil, occupied
+	if err := room.MoveIn(); err != nil {
+		return nil, err
 	}
 	t.ID, t.RoomID, t.PropertyID = rental.NewID(rental.PrefixTenant), room.ID, room.PropertyID
 	t.CreatedAt, t.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
@@ -85,7 +83,7 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
 		t.ID, acct.LandlordID, t.PropertyID, t.RoomID, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(t.MovedInAt.Time), ms(tx.Now))
 	if isUniqueViolation(err) {
-		return nil, occupied
+		return nil, rental.Occupied(room, "")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: move in: %w", err)
@@ -109,11 +107,11 @@ func (tx *Tx) MoveOut(ctx context.Context, acct *rental.Account, roomID string) 
 		return nil, err
 	}
 	t, err := tx.currentTenant(ctx, acct, roomID)
+	if rental.IsNotFound(err) {
+		return nil, rental.Errorf(rental.KindNotFound, "resource_not_found", "Room %s has no tenant.", room.Number)
+	}
 	if err != nil {
 		return nil, err
-	}
-	if t == nil {
-		return nil, rental.Errorf(rental.KindNotFound, "resource_not_found", "Room %s has no tenant.", room.Number)
 	}
 	out := rental.Time{Time: tx.Now}
 	t.MovedOutAt, t.UpdatedAt = &out, out
