@@ -178,7 +178,9 @@ func (p *Payment) End(status, reason string, now time.Time) error {
 }
 
 // Open reports whether a pending payment's QR can still be paid at now.
-func (p *Payment) Open(now time.Time) bool { return p.Status == PaymentPending && p.ExpiresAt.After(now) }
+func (p *Payment) Open(now time.Time) bool {
+	return p.Status == PaymentPending && p.ExpiresAt.After(now)
+}
 
 // Stale is why a pending payment of the bill must be canceled now that the
 // bill's amounts or state changed ("" when it still asks for what is owed):
