@@ -1,8 +1,10 @@
 package rental
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Scope is one permission a request can use: a landlord grants scopes to an
@@ -321,4 +323,124 @@ func LooksLikeAPIKey(s string) bool {
 		}
 	}
 	return true
+}
+
+// Check is nil for one of the developer plans, else 400 naming the plan.
+func (p DeveloperPlan) Check() error {
+	if !p.Valid() {
+		return Invalid("plan", "Unknown developer plan '%s'.", p)
+	}
+	return nil
+}
+
+// QRPayments reports whether the plan takes QR payments: the paid plans do
+// (features.qr_payments).
+func (p LandlordPlan) QRPayments() bool { return p != LandlordFree }
+
+// Check is nil for one of the landlord plans, else 400 naming the plan.
+func (p LandlordPlan) Check() error {
+	if !p.Valid() {
+		return Invalid("plan", "Unknown landlord plan '%s'.", p)
+	}
+	return nil
+}
+
+// CheckLinkable is nil when a landlord can be linked to an application:
+// real landlords only; a sandbox belongs to its one application.
+func CheckLinkable(sandbox bool) error {
+	if sandbox {
+		return Invalid("landlord", "A sandbox landlord cannot be linked.")
+	}
+	return nil
+}
+
+// KeyRequest is a key someone asks for, with what the rules of keys look
+// at: the application's scopes, whether a real landlord is linked to it,
+// and the account to bind (nil when unbound).
+type KeyRequest struct {
+	Mode      Mode
+	Scopes    Scopes
+	AppScopes Scopes
+	// Linked reports an active link to a real landlord (live keys exist
+	// only after one).
+	Linked bool
+	// Bound is the account a live key is to act on, as loaded; nil for none.
+	Bound *Account
+	// BoundID is the account asked for ("" for none): a test key is
+	// refused one even when it does not exist.
+	BoundID string
+}
+
+// CheckKey is nil when the key may be made: scopes within the
+// application's; a test key bound to nothing (it always reaches the
+// sandbox); a live key only once a landlord is linked (409
+// no_linked_account), bound, if at all, to a linked live account.
+func CheckKey(k KeyRequest) error {
+	if extra := len(k.Scopes) - len(k.Scopes.Intersect(k.AppScopes)); extra > 0 {
+		return Invalid("scopes", "A key's scopes must be a subset of the application's scopes (%s).", k.AppScopes)
+	}
+	switch k.Mode {
+	case ModeTest:
+		if k.BoundID != "" {
+			return Invalid("account", "A test key always acts on the sandbox; it cannot be bound to an account.")
+		}
+	case ModeLive:
+		if !k.Linked {
+			return Conflict("no_linked_account", "A live key can be created only after a landlord account is linked to the application.")
+		}
+		if k.BoundID != "" && (k.Bound == nil || k.Bound.Sandbox || k.Bound.Revoked) {
+			return Invalid("account", "A live key can be bound only to a linked live account.")
+		}
+	default:
+		return Invalid("mode", "mode must be test or live.")
+	}
+	return nil
+}
+
+// Usable reports whether the key is neither revoked nor expired at now.
+func (k *APIKey) Usable(now time.Time) bool {
+	return k.RevokedAt == nil && (k.ExpiresAt == nil || k.ExpiresAt.After(now))
+}
+
+// Rotate makes the key's successor at now, with the same settings, a new
+// id and visible prefix, and shortens the old key's life to the rotation
+// grace period (or leaves its own earlier expiry). A revoked or expired key
+// cannot be rotated (409 invalid_state). expiryChanged reports whether the
+// old key's ExpiresAt moved.
+func (k *APIKey) Rotate(id, prefix string, now time.Time) (next APIKey, expiryChanged bool, err error) {
+	if !k.Usable(now) {
+		return APIKey{}, false, Conflict("invalid_state", "Key %s is revoked or expired and cannot be rotated.", k.ID)
+	}
+	next = *k // the same settings, its own expiry included
+	next.ID, next.Prefix, next.RotatedFrom, next.CreatedAt, next.RevokedAt = id, prefix, k.ID, Time{Time: now}, nil
+	grace := now.Add(KeyRotationGraceHours * time.Hour)
+	if k.ExpiresAt == nil || k.ExpiresAt.After(grace) {
+		k.ExpiresAt, expiryChanged = &Time{Time: grace}, true
+	}
+	return next, expiryChanged, nil
+}
+
+// CheckEndpoints is nil when a developer on the plan holding n webhook
+// endpoints of the mode may add one, else 403 plan_limit_reached.
+func (p DeveloperPlan) CheckEndpoints(n int, mode Mode) error {
+	if limit := p.Limits().WebhookEndpoints; n >= limit {
+		return &Error{Kind: KindForbidden, Code: "plan_limit_reached",
+			Message: fmt.Sprintf("The %s plan allows %d %s-mode webhook endpoints across the developer's applications; delete one or change plan.", p, limit, mode)}
+	}
+	return nil
+}
+
+// TestModeOnly is 403 test_mode_only: what a test helper does to a sandbox
+// is never done to a real landlord's account.
+func TestModeOnly(what string) *Error {
+	return &Error{Kind: KindForbidden, Code: "test_mode_only", Message: what}
+}
+
+// CheckReset is nil when the account may be reset to sample data: a
+// sandbox only.
+func (a *Account) CheckReset() error {
+	if !a.Sandbox {
+		return TestModeOnly("Only a sandbox can be reset.")
+	}
+	return nil
 }

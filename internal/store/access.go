@@ -17,8 +17,8 @@ const metaDemoApplication = "demo_application"
 
 // CreateDeveloper adds a developer on the given plan.
 func (tx *Tx) CreateDeveloper(ctx context.Context, name string, plan rental.DeveloperPlan) (*rental.Developer, error) {
-	if !plan.Valid() {
-		return nil, rental.Invalid("plan", "Unknown developer plan '%s'.", plan)
+	if err := plan.Check(); err != nil {
+		return nil, err
 	}
 	d := &rental.Developer{ID: rental.NewID(rental.PrefixDeveloper), Name: name, Plan: plan, CreatedAt: rental.Time{Time: tx.Now}}
 	_, err := tx.c.ExecContext(ctx, `INSERT INTO developers (id, name, plan, created_at) VALUES ($1, $2, $3, $4)`,
@@ -136,13 +136,13 @@ func (q *Queries) GetApplication(ctx context.Context, id string) (*rental.Applic
 	return &app, nil
 }
 
-// CreateLandlord adds a real landlord on a plan. QR payments come with the
-// paid plans.
+// CreateLandlord adds a real landlord on a plan, with QR payments as the
+// plan has them.
 func (tx *Tx) CreateLandlord(ctx context.Context, name string, plan rental.LandlordPlan) (string, error) {
-	if !plan.Valid() {
-		return "", rental.Invalid("plan", "Unknown landlord plan '%s'.", plan)
+	if err := plan.Check(); err != nil {
+		return "", err
 	}
-	return tx.createLandlord(ctx, name, plan, plan != rental.LandlordFree, false)
+	return tx.createLandlord(ctx, name, plan, plan.QRPayments(), false)
 }
 
 func (tx *Tx) createLandlord(ctx context.Context, name string, plan rental.LandlordPlan, qr, sandbox bool) (string, error) {
@@ -157,11 +157,11 @@ func (tx *Tx) createLandlord(ctx context.Context, name string, plan rental.Landl
 
 // SetLandlordPlan changes a landlord's plan; QR payments follow it.
 func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan rental.LandlordPlan) error {
-	if !plan.Valid() {
-		return rental.Invalid("plan", "Unknown landlord plan '%s'.", plan)
+	if err := plan.Check(); err != nil {
+		return err
 	}
 	return tx.execOne(ctx, "landlord", landlordID, `UPDATE landlords SET plan = $2, qr_payments = $3, updated_at = $4 WHERE id = $1`,
-		landlordID, string(plan), plan != rental.LandlordFree, ms(tx.Now))
+		landlordID, string(plan), plan.QRPayments(), ms(tx.Now))
 }
 
 func (tx *Tx) insertAccount(ctx context.Context, id, appID, landlordID string, sandbox bool, scopes rental.Scopes) error {
@@ -186,8 +186,8 @@ func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, granted
 	if err != nil {
 		return nil, fmt.Errorf("store: link account: %w", err)
 	}
-	if sandbox {
-		return nil, rental.Invalid("landlord", "A sandbox landlord cannot be linked.")
+	if err := rental.CheckLinkable(sandbox); err != nil {
+		return nil, err
 	}
 	err = tx.c.QueryRowContext(ctx, `SELECT id FROM accounts WHERE application_id = $1 AND landlord_id = $2`, appID, landlordID).Scan(&id)
 	switch {
@@ -282,33 +282,19 @@ func (tx *Tx) CreateAPIKey(ctx context.Context, k NewKey) (*rental.APIKey, error
 	if err != nil {
 		return nil, err
 	}
-	if extra := len(k.Scopes) - len(k.Scopes.Intersect(app.Scopes)); extra > 0 {
-		return nil, rental.Invalid("scopes", "A key's scopes must be a subset of the application's scopes (%s).", app.Scopes)
-	}
-	switch k.Mode {
-	case rental.ModeTest:
-		if k.AccountID != "" {
-			return nil, rental.Invalid("account", "A test key always acts on the sandbox; it cannot be bound to an account.")
-		}
-	case rental.ModeLive:
-		live, err := tx.HasLiveAccount(ctx, k.ApplicationID)
-		if err != nil {
+	req := rental.KeyRequest{Mode: k.Mode, Scopes: k.Scopes, AppScopes: app.Scopes, BoundID: k.AccountID}
+	if k.Mode == rental.ModeLive {
+		if req.Linked, err = tx.HasLiveAccount(ctx, k.ApplicationID); err != nil {
 			return nil, err
 		}
-		if !live {
-			return nil, rental.Errorf(rental.KindConflict, "no_linked_account", "A live key can be created only after a landlord account is linked to the application.")
-		}
 		if k.AccountID != "" {
-			acct, err := tx.GetAccount(ctx, k.ApplicationID, k.AccountID)
-			if err != nil {
+			if req.Bound, err = tx.GetAccount(ctx, k.ApplicationID, k.AccountID); err != nil {
 				return nil, err
 			}
-			if acct.Sandbox || acct.Revoked {
-				return nil, rental.Invalid("account", "A live key can be bound only to a linked live account.")
-			}
 		}
-	default:
-		return nil, rental.Invalid("mode", "mode must be test or live.")
+	}
+	if err := rental.CheckKey(req); err != nil {
+		return nil, err
 	}
 	key := &rental.APIKey{
 		ID: rental.NewID(rental.PrefixAPIKey), ApplicationID: k.ApplicationID, Name: k.Name, Mode: k.Mode,
@@ -346,17 +332,15 @@ func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix strin
 	if err != nil {
 		return nil, err
 	}
-	if old.RevokedAt != nil || (old.ExpiresAt != nil && !old.ExpiresAt.After(tx.Now)) {
-		return nil, rental.Errorf(rental.KindConflict, "invalid_state", "Key %s is revoked or expired and cannot be rotated.", keyID)
+	key, expiryChanged, err := old.Rotate(rental.NewID(rental.PrefixAPIKey), prefix, tx.Now)
+	if err != nil {
+		return nil, err
 	}
-	grace := tx.Now.Add(rental.KeyRotationGraceHours * time.Hour)
-	if old.ExpiresAt == nil || old.ExpiresAt.After(grace) {
-		if _, err := tx.c.ExecContext(ctx, `UPDATE api_keys SET expires_at = $2 WHERE id = $1`, keyID, ms(grace)); err != nil {
+	if expiryChanged {
+		if _, err := tx.c.ExecContext(ctx, `UPDATE api_keys SET expires_at = $2 WHERE id = $1`, keyID, ms(old.ExpiresAt.Time)); err != nil {
 			return nil, fmt.Errorf("store: rotate key: %w", err)
 		}
 	}
-	key := *old
-	key.ID, key.Prefix, key.RotatedFrom, key.CreatedAt, key.RevokedAt = rental.NewID(rental.PrefixAPIKey), prefix, old.ID, rental.Time{Time: tx.Now}, nil
 	if err := tx.insertKey(ctx, &key, fingerprint); err != nil {
 		return nil, err
 	}

@@ -167,8 +167,8 @@ func (tx *Tx) seedPayment(ctx context.Context, acct *rental.Account, b *rental.B
 // ResetSandbox deletes everything in a sandbox account (its events too) and
 // puts the sample data back.
 func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
-	if !acct.Sandbox {
-		return rental.Errorf(rental.KindForbidden, "test_mode_only", "Only a sandbox can be reset.")
+	if err := acct.CheckReset(); err != nil {
+		return err
 	}
 	for _, table := range []string{"payment_confirmations", "payments", "payment_links", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events"} {
 		if _, err := tx.c.ExecContext(ctx, `DELETE FROM `+table+` WHERE landlord_id = $1`, acct.LandlordID); err != nil {

@@ -90,9 +90,8 @@ func (tx *Tx) CreateEndpoint(ctx context.Context, app *rental.Application, plan 
 	if err != nil {
 		return nil, fmt.Errorf("store: count endpoints: %w", err)
 	}
-	if limit := plan.Limits().WebhookEndpoints; n >= limit {
-		return nil, rental.Errorf(rental.KindForbidden, "plan_limit_reached",
-			"The %s plan allows %d %s-mode webhook endpoints across the developer's applications; delete one or change plan.", plan, limit, mode)
+	if err := plan.CheckEndpoints(n, mode); err != nil {
+		return nil, err
 	}
 	id := rental.NewID(rental.PrefixWebhookEndpoint)
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, application_id, mode, url, enabled_events, description, status, secret, created_at, updated_at)

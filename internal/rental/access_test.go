@@ -1,0 +1,129 @@
+package rental
+
+import (
+	"testing"
+	"time"
+)
+
+// The rules of new keys: scopes within the application's, test keys bound
+// to nothing, live keys only after a link and bound only to a linked live
+// account.
+func TestCheckKey(t *testing.T) {
+	app := Scopes{ScopePropertiesRead, ScopeBillsRead}
+	live := &Account{ID: "acct_live"}
+	cases := []struct {
+		name string
+		req  KeyRequest
+		code string
+	}{
+		{"test key", KeyRequest{Mode: ModeTest, Scopes: Scopes{ScopeBillsRead}, AppScopes: app}, ""},
+		{"scopes beyond the application's", KeyRequest{Mode: ModeTest, Scopes: Scopes{ScopeBillsWrite}, AppScopes: app}, "invalid_parameter"},
+		{"test key bound", KeyRequest{Mode: ModeTest, AppScopes: app, BoundID: "acct_live", Bound: live}, "invalid_parameter"},
+		{"live key before a link", KeyRequest{Mode: ModeLive, AppScopes: app}, "no_linked_account"},
+		{"live key", KeyRequest{Mode: ModeLive, AppScopes: app, Linked: true}, ""},
+		{"live key bound", KeyRequest{Mode: ModeLive, AppScopes: app, Linked: true, BoundID: "acct_live", Bound: live}, ""},
+		{"bound to the sandbox", KeyRequest{Mode: ModeLive, AppScopes: app, Linked: true, BoundID: "acct_sb", Bound: &Account{Sandbox: true}}, "invalid_parameter"},
+		{"bound to an ended link", KeyRequest{Mode: ModeLive, AppScopes: app, Linked: true, BoundID: "acct_r", Bound: &Account{Revoked: true}}, "invalid_parameter"},
+		{"no mode", KeyRequest{Mode: "staging", AppScopes: app}, "invalid_parameter"},
+	}
+	for _, c := range cases {
+		if got := code(CheckKey(c.req)); got != c.code {
+			t.Errorf("%s: %q, want %q", c.name, got, c.code)
+		}
+	}
+}
+
+// Rotation: the successor has the old key's settings; the old key works 24
+// hours more (or until its own earlier expiry); a revoked or expired key
+// cannot be rotated.
+func TestKeyRotation(t *testing.T) {
+	at := func(d time.Duration) *Time { return &Time{Time: now.Add(d)} }
+	grace := now.Add(KeyRotationGraceHours * time.Hour)
+	cases := []struct {
+		name        string
+		key         APIKey
+		code        string
+		oldExpires  time.Time
+		changed     bool
+		nextExpires *Time
+	}{
+		{"no expiry", APIKey{}, "", grace, true, nil},
+		{"expires in a year", APIKey{ExpiresAt: at(365 * 24 * time.Hour)}, "", grace, true, at(365 * 24 * time.Hour)},
+		{"expires in an hour", APIKey{ExpiresAt: at(time.Hour)}, "", now.Add(time.Hour), false, at(time.Hour)},
+		{"expired", APIKey{ExpiresAt: at(-time.Second)}, "invalid_state", time.Time{}, false, nil},
+		{"revoked", APIKey{RevokedAt: at(-time.Hour)}, "invalid_state", time.Time{}, false, nil},
+	}
+	for _, c := range cases {
+		old := c.key
+		old.ID, old.Name, old.Mode, old.Scopes, old.AccountID = "key_old", "Prod", ModeLive, Scopes{ScopeBillsRead}, "acct_1"
+		next, changed, err := old.Rotate("key_new", "svc_live_AbCd", now)
+		if code(err) != c.code {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err != nil {
+			continue
+		}
+		if changed != c.changed || !old.ExpiresAt.Equal(c.oldExpires) {
+			t.Errorf("%s: old expires %v (changed %v)", c.name, old.ExpiresAt, changed)
+		}
+		if next.ID != "key_new" || next.RotatedFrom != "key_old" || next.Name != "Prod" || next.AccountID != "acct_1" ||
+			!next.CreatedAt.Equal(now) || (next.ExpiresAt == nil) != (c.nextExpires == nil) ||
+			(next.ExpiresAt != nil && !next.ExpiresAt.Equal(c.nextExpires.Time)) {
+			t.Errorf("%s: successor %+v", c.name, next)
+		}
+		if !old.Usable(c.oldExpires.Add(-time.Second)) || old.Usable(c.oldExpires) {
+			t.Errorf("%s: the old key's last moment", c.name)
+		}
+	}
+}
+
+// Links, plans and resets: only real landlords are linked; unknown plans
+// are refused; the free landlord plan has no QR payments; webhook endpoints
+// stop at the plan's count; only a sandbox resets.
+func TestAccessRules(t *testing.T) {
+	if code(CheckLinkable(true)) != "invalid_parameter" || CheckLinkable(false) != nil {
+		t.Error("only real landlords are linked")
+	}
+	if code(DeveloperPlan("gold").Check()) != "invalid_parameter" || PlanPro.Check() != nil {
+		t.Error("developer plans")
+	}
+	if code(LandlordPlan("gold").Check()) != "invalid_parameter" || LandlordStandard.Check() != nil {
+		t.Error("landlord plans")
+	}
+	if LandlordFree.QRPayments() || !LandlordStandard.QRPayments() || !LandlordPro.QRPayments() {
+		t.Error("QR payments come with the paid landlord plans")
+	}
+	for plan, limit := range map[DeveloperPlan]int{PlanFree: 2, PlanDeveloper: 5, PlanPro: 20, PlanBusiness: 50, PlanEnterprise: 100} {
+		if plan.CheckEndpoints(limit-1, ModeLive) != nil || code(plan.CheckEndpoints(limit, ModeLive)) != "plan_limit_reached" {
+			t.Errorf("%s: endpoints stop at %d", plan, limit)
+		}
+	}
+	if code((&Account{}).CheckReset()) != "test_mode_only" || (&Account{Sandbox: true}).CheckReset() != nil {
+		t.Error("only a sandbox resets")
+	}
+}
+
+// Rooms and properties: one tenant per room; a room with a tenant or kept
+// bills, and a property with rooms, cannot be deleted.
+func TestRoomAndPropertyRules(t *testing.T) {
+	tenant := "tnt_1"
+	empty, lived := &Room{Number: "101"}, &Room{Number: "102", TenantID: &tenant}
+	if empty.MoveIn() != nil || code(lived.MoveIn()) != "room_occupied" {
+		t.Error("move in")
+	}
+	if e, _ := AsError(lived.MoveIn()); e.ResourceID != tenant {
+		t.Errorf("room_occupied names %q", e.ResourceID)
+	}
+	for _, c := range []struct {
+		room *Room
+		kept int
+		code string
+	}{{empty, 0, ""}, {empty, 2, "room_has_bills"}, {lived, 0, "room_occupied"}} {
+		if got := code(c.room.Delete(c.kept)); got != c.code {
+			t.Errorf("delete %s with %d bills: %q", c.room.Number, c.kept, got)
+		}
+	}
+	if (&Property{}).Delete() != nil || code((&Property{RoomCount: 3}).Delete()) != "property_not_empty" {
+		t.Error("delete property")
+	}
+}
