@@ -94,9 +94,9 @@ func (r *Room) Apply(c RoomChange) error {
 		switch {
 		case c.Status.Value == next.Status:
 		case c.Status.Value == RoomOccupied:
-			return Errorf(KindConflict, "invalid_state", "A room becomes occupied only when a tenant moves in (POST /v1/rooms/{room_id}/tenant).")
+			return Errorf(KindConflict, "invalid_state", "A room becomes occupied only when a tenant moves in, and vacant when the tenant moves out.")
 		case next.Status == RoomOccupied:
-			return Errorf(KindConflict, "invalid_state", "Room %s has a tenant; move the tenant out (DELETE /v1/rooms/{room_id}/tenant) first.", r.Number)
+			return Errorf(KindConflict, "invalid_state", "Room %s has a tenant; move the tenant out first.", r.Number)
 		}
 		next.Status = c.Status.Value
 	}
