@@ -130,13 +130,3 @@ func parseConfirmation(body []byte) (rental.Confirmation, error) {
 	}
 	return c, nil
 }
-
-// printableASCII reports whether s is only printable ASCII characters.
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}

@@ -269,3 +269,14 @@ func queryID(q url.Values, name string) (string, error) {
 	}
 	return q.Get(name), nil
 }
+
+// printableASCII reports whether s is only printable ASCII characters, as
+// idempotency keys and providers' transaction IDs must be.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

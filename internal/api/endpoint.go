@@ -1,13 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -91,8 +86,8 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 		var bodyErr error
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			body, bodyErr = s.readBody(w, r)
-			if e, ok := rental.AsError(bodyErr); ok && e.Kind == rental.KindTimeout {
-				s.writeError(w, r, e) // the connection is done for: answer now
+			if StatusOf(bodyErr) == http.StatusRequestTimeout {
+				s.writeError(w, r, bodyErr) // the connection is done for: answer now
 				return
 			}
 		}
@@ -149,69 +144,23 @@ func (s *Server) run(c *call, h handlerFunc) response {
 // Idempotency-Key, exactly once with the response stored in that same
 // transaction.
 func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
-	r, body := c.r, c.body
-	key, keyed := r.Header["Idempotency-Key"]
-	var ik store.IdempotencyKey
-	var token int64
-	done := true // false while a claimed key awaits its response
-	if keyed {
-		if len(key) != 1 || !validIdempotencyKey(key[0]) {
-			s.writeError(w, r, rental.Errorf(rental.KindInvalid, "invalid_idempotency_key",
-				"Idempotency-Key must be 1 to 255 printable ASCII characters."))
-			return
-		}
-		ik = store.IdempotencyKey{ApplicationID: c.caller.key.App.ID, AccountID: c.caller.accountID(), Key: key[0]}
-		sum := sha256.Sum256([]byte(r.Method + "\n" + r.URL.Path + "\n" + string(body)))
-		claim, tok, stored, err := s.db.ClaimIdempotency(c.ctx, ik, hex.EncodeToString(sum[:]))
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		switch claim {
-		case store.Replay:
-			resp, err := s.replay(ik, *stored)
-			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			if resp.status >= 400 { // the log line and metrics name a replayed error's code too
-				var env errorBody
-				json.Unmarshal(resp.body, &env)
-				info(r.Context()).code = env.Error.Code
-			}
-			resp.write(w)
-			return
-		case store.InProgress:
-			s.writeError(w, r, rental.Errorf(rental.KindConflict, "idempotency_in_progress",
-				"A request with this Idempotency-Key is still running; retry after a second."))
-			return
-		case store.Mismatch:
-			s.writeError(w, r, rental.Errorf(rental.KindUnprocessable, "idempotency_key_reused",
-				"This Idempotency-Key was used for a request with a different method, path or body."))
-			return
-		}
-		token = tok
-		w.Header().Set("Idempotent-Replayed", "false")
-		done = false
-		defer func() {
-			if !done { // a panic: give the key back so a retry can run now
-				s.db.ReleaseIdempotency(context.WithoutCancel(c.ctx), ik, token)
-			}
-		}()
+	held, answer, err := s.claimKey(c)
+	if err != nil {
+		s.writeError(w, c.r, err)
+		return
+	}
+	if answer != nil {
+		answer.write(w)
+		return
 	}
 	var keep func(*store.Tx, response) error
-	if keyed {
-		keep = func(tx *store.Tx, resp response) error {
-			return tx.CompleteIdempotency(c.ctx, ik, token, s.stored(ik, resp))
-		}
+	if held != nil {
+		w.Header().Set("Idempotent-Replayed", "false")
+		keep = held.keep
+		defer held.abandon() // a panic gives the key back, so a retry can run now
 	}
 	resp := s.transact(c, h, keep)
-	done = true
-	if keyed && resp.status >= 500 {
-		if err := s.db.ReleaseIdempotency(context.WithoutCancel(c.ctx), ik, token); err != nil {
-			s.log.ErrorContext(c.ctx, "idempotency release", "request_id", requestID(c.ctx), "error", err.Error())
-		}
-	}
+	held.finish(resp.status)
 	resp.write(w)
 }
 
@@ -253,58 +202,12 @@ func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response)
 	return resp
 }
 
-// stored turns a response into its stored form: status, body, and the
-// headers that describe the body. The body is sealed under the server
-// secret, bound to the key it answers: some responses carry a secret shown
-// once (a webhook signing secret), and the table keeping them for 24 hours
-// must not hold it in clear.
-func (s *Server) stored(k store.IdempotencyKey, resp response) store.StoredResponse {
-	h, _ := json.Marshal(map[string]string{"Content-Type": resp.header.Get("Content-Type"), "Retry-After": resp.header.Get("Retry-After")})
-	body := []byte(sealedBody + s.secret.Seal(resp.body, storedContext(k)))
-	return store.StoredResponse{Status: resp.status, Header: string(h), Body: body}
-}
-
-// sealedBody marks a stored body as sealed; bodies stored before sealing
-// (JSON or empty, kept at most 24 hours) are replayed as they are.
-const sealedBody = "sealed.v1."
-
-// storedContext binds a sealed body to the one key it answers, so a stored
-// row cannot be replayed under another key.
-func storedContext(k store.IdempotencyKey) []byte {
-	return []byte("idempotent response\x00" + k.ApplicationID + "\x00" + k.AccountID + "\x00" + k.Key)
-}
-
-// replay rebuilds a stored response, marked as a replay.
-func (s *Server) replay(k store.IdempotencyKey, sr store.StoredResponse) (response, error) {
-	body := sr.Body
-	if sealed, ok := bytes.CutPrefix(body, []byte(sealedBody)); ok {
-		var err error
-		if body, err = s.secret.Open(string(sealed), storedContext(k)); err != nil {
-			return response{}, fmt.Errorf("api: stored response of an idempotency key does not open: %w", err)
-		}
-	}
-	var hm map[string]string
-	json.Unmarshal([]byte(sr.Header), &hm)
-	h := http.Header{}
-	for k, v := range hm {
-		if v != "" {
-			h.Set(k, v)
-		}
-	}
-	h.Set("Idempotent-Replayed", "true")
-	return response{status: sr.Status, header: h, body: body}, nil
-}
-
-func validIdempotencyKey(k string) bool {
-	return len(k) > 0 && len(k) <= 255 && printableASCII(k)
-}
-
 // readBody reads a write's body: at most maxBody bytes (413 beyond, checked
 // while reading) within the body timeout (408 beyond: plenty for a JSON body
 // of up to 1 MB, short enough that a trickled body ties up nothing for
 // long), and JSON when not empty (415 otherwise).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := rental.Errorf(rental.KindTooLarge, "request_too_large", "The request body is over the limit of 1 MB.")
+	tooLarge := requestErrorf(http.StatusRequestEntityTooLarge, "request_too_large", "The request body is over the limit of 1 MB.")
 	if r.ContentLength > maxBody {
 		return nil, tooLarge
 	}
@@ -315,7 +218,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		// The deadline stays passed, so the server does not wait for the
 		// rest of the body either: the connection closes after the answer.
 		w.Header().Set("Connection", "close")
-		return nil, rental.Errorf(rental.KindTimeout, "request_timeout", "The request body did not arrive within %s.", s.bodyWait)
+		return nil, requestErrorf(http.StatusRequestTimeout, "request_timeout", "The request body did not arrive within %s.", s.bodyWait)
 	}
 	if deadline {
 		rc.SetReadDeadline(time.Time{})
@@ -331,7 +234,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 		return nil, nil
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		return nil, rental.Errorf(rental.KindUnsupportedMedia, "unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.")
+		return nil, requestErrorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.")
 	}
 	if !utf8.Valid(b) {
 		return nil, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body is not valid UTF-8.")

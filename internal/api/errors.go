@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -13,7 +15,7 @@ import (
 // docBase is where each error code is explained; doc_url adds the code.
 const docBase = "https://docs.rentapi.dev/errors#"
 
-// statusOf is the one mapping from error kind to HTTP status.
+// statusOf is the one mapping from a domain error's kind to HTTP status.
 func statusOf(k rental.Kind) int {
 	switch k {
 	case rental.KindInvalid:
@@ -26,20 +28,8 @@ func statusOf(k rental.Kind) int {
 		return http.StatusForbidden
 	case rental.KindNotFound:
 		return http.StatusNotFound
-	case rental.KindMethodNotAllowed:
-		return http.StatusMethodNotAllowed
-	case rental.KindTimeout:
-		return http.StatusRequestTimeout
 	case rental.KindConflict:
 		return http.StatusConflict
-	case rental.KindTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case rental.KindHeaderTooLarge:
-		return http.StatusRequestHeaderFieldsTooLarge
-	case rental.KindUnsupportedMedia:
-		return http.StatusUnsupportedMediaType
-	case rental.KindUnprocessable:
-		return http.StatusUnprocessableEntity
 	case rental.KindRateLimited:
 		return http.StatusTooManyRequests
 	case rental.KindUnavailable:
@@ -47,6 +37,34 @@ func statusOf(k rental.Kind) int {
 	default:
 		return http.StatusInternalServerError
 	}
+}
+
+// StatusOf is the HTTP status of any error: a request error's own, a
+// domain error's by its kind, 500 for anything else. The pages answer with
+// the same statuses as the API.
+func StatusOf(err error) int {
+	if re, ok := errors.AsType[*requestError](err); ok {
+		return re.status
+	}
+	if e, ok := rental.AsError(err); ok {
+		return statusOf(e.Kind)
+	}
+	return http.StatusInternalServerError
+}
+
+// requestError is an answer about the request as HTTP carried it (its
+// method, header and body size, media type, timing, idempotency key),
+// which the domain knows nothing of: it names its own status.
+type requestError struct {
+	status int
+	err    rental.Error
+}
+
+func (e *requestError) Error() string { return e.err.Error() }
+
+// requestErrorf builds a request error with its status, code and message.
+func requestErrorf(status int, code, format string, args ...any) *requestError {
+	return &requestError{status: status, err: rental.Error{Code: code, Message: fmt.Sprintf(format, args...)}}
 }
 
 // errorBody is the envelope every error is sent in.
@@ -104,9 +122,13 @@ func renderJSON(status int, v any) response {
 // say), which the client does not see. The code goes in the request's info,
 // for its log line and the refusal metrics.
 func renderError(ctx context.Context, log *slog.Logger, err error) response {
-	e, ok := rental.AsError(err)
+	status := StatusOf(err)
+	e, _ := rental.AsError(err)
+	if re, isRequest := errors.AsType[*requestError](err); isRequest {
+		e = &re.err
+	}
 	switch {
-	case !ok || e.Kind == rental.KindInternal:
+	case status == http.StatusInternalServerError:
 		log.ErrorContext(ctx, "internal error", "request_id", requestID(ctx), "error", err.Error())
 		e = rental.Errorf(rental.KindInternal, "internal_error", "An internal error occurred. Quote the request ID if you contact support.")
 	case e.Kind == rental.KindUnavailable:
@@ -122,7 +144,7 @@ func renderError(ctx context.Context, log *slog.Logger, err error) response {
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
-	return response{status: statusOf(e.Kind), header: h, body: append(b, '\n')}
+	return response{status: status, header: h, body: append(b, '\n')}
 }
 
 // writeError renders and sends an error.

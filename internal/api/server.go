@@ -171,7 +171,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.log.InfoContext(r.Context(), "request", attrs...)
 	}()
 	if requestHeaderSize(r) > maxHeaderBytes {
-		s.writeError(sw, r, rental.Errorf(rental.KindHeaderTooLarge, "request_header_too_large",
+		s.writeError(sw, r, requestErrorf(http.StatusRequestHeaderFieldsTooLarge, "request_header_too_large",
 			"The request's headers are over the limit of %d KB.", maxHeaderBytes>>10))
 		return
 	}
@@ -191,7 +191,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(probe, r)
 		if probe.status == http.StatusMethodNotAllowed {
 			sw.Header().Set("Allow", probe.Header().Get("Allow"))
-			s.writeError(sw, r, rental.Errorf(rental.KindMethodNotAllowed, "method_not_allowed",
+			s.writeError(sw, r, requestErrorf(http.StatusMethodNotAllowed, "method_not_allowed",
 				"%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, probe.Header().Get("Allow")))
 			return
 		}

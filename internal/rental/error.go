@@ -11,21 +11,15 @@ type Kind int
 
 // The kinds of error. Each maps to exactly one HTTP status.
 const (
-	KindInternal         Kind = iota // 500: our fault; details go to the log only
-	KindInvalid                      // 400: the request is malformed or a value is out of range
-	KindUnauthenticated              // 401: no usable API key
-	KindPaymentRequired              // 402: the developer's invoice is overdue (live mode)
-	KindForbidden                    // 403: authenticated but not allowed
-	KindNotFound                     // 404: no such object in this account, or no such route
-	KindMethodNotAllowed             // 405: the route exists with other methods
-	KindTimeout                      // 408: the body did not arrive in time
-	KindConflict                     // 409: the object's state forbids the request
-	KindTooLarge                     // 413: body over the limit
-	KindHeaderTooLarge               // 431: request headers over the limit
-	KindUnsupportedMedia             // 415: body is not JSON
-	KindUnprocessable                // 422: an idempotency key reused for another request
-	KindRateLimited                  // 429: slow down; RetryAfter says for how long
-	KindUnavailable                  // 503: overloaded or the database is unreachable
+	KindInternal        Kind = iota // 500: our fault; details go to the log only
+	KindInvalid                     // 400: the request is malformed or a value is out of range
+	KindUnauthenticated             // 401: no usable API key
+	KindPaymentRequired             // 402: the developer's invoice is overdue (live mode)
+	KindForbidden                   // 403: authenticated but not allowed
+	KindNotFound                    // 404: no such object in this account, or no such route
+	KindConflict                    // 409: the object's state forbids the request
+	KindRateLimited                 // 429: slow down; RetryAfter says for how long
+	KindUnavailable                 // 503: overloaded or the database is unreachable
 )
 
 // Error is the single error type of the domain. Code is the stable,

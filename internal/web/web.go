@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"rentapi/internal/api"
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
@@ -186,7 +187,7 @@ func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if err != nil {
-		p.fail(w, r, statusOf(err), err)
+		p.fail(w, r, api.StatusOf(err), err)
 		return
 	}
 	var buf bytes.Buffer
@@ -202,7 +203,7 @@ func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
 // type but opens no payment: only a tenant's GET starts a QR's 15 minutes.
 func (p *pages) handleHead(w http.ResponseWriter, r *http.Request) {
 	if err := p.db.Read().PaymentLinkExists(r.Context(), r.PathValue("token")); err != nil {
-		p.fail(w, r, statusOf(err), err)
+		p.fail(w, r, api.StatusOf(err), err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -217,7 +218,7 @@ func (p *pages) handleQR(w http.ResponseWriter, r *http.Request) {
 	}
 	payload, err := p.db.Read().PendingQR(r.Context(), r.PathValue("token"), payment, p.db.Now())
 	if err != nil {
-		p.fail(w, r, statusOf(err), err)
+		p.fail(w, r, api.StatusOf(err), err)
 		return
 	}
 	png, err := promptpay.PNG(payload, 320)
@@ -227,20 +228,6 @@ func (p *pages) handleQR(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "image/png")
 	w.Write(png)
-}
-
-// statusOf is the page status for a store error.
-func statusOf(err error) int {
-	e, ok := rental.AsError(err)
-	switch {
-	case !ok:
-		return http.StatusInternalServerError
-	case e.Kind == rental.KindNotFound:
-		return http.StatusNotFound
-	case e.Kind == rental.KindUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }
 
 // fail answers with a short bilingual error page; the cause goes to the log.
