@@ -1,8 +1,11 @@
 // Package api is the JSON HTTP interface under /v1 and the OpenAPI document
 // that describes it. Every operation runs through one adapter (endpoint.go)
 // that authenticates, selects the account, checks scope, limits the rate,
-// makes writes idempotent and transactional, and renders the response once;
-// handlers only decode, call the store and return a value or an error.
+// makes writes idempotent and transactional (idempotency.go), and renders the
+// response once; handlers only decode, call the store and return a value or
+// an error. errors.go is the one mapping from errors to HTTP statuses and the
+// envelope, for the pages too; errors about the request as HTTP carried it
+// (method, sizes, media type, timing) are the API's own, not the domain's.
 package api
 
 import (

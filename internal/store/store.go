@@ -2,7 +2,11 @@
 // PostgreSQL (several processes over one database). There is one set of SQL
 // with $N placeholders for both engines; where they differ, the difference
 // lives in a small named function in this file. Every method that touches a
-// landlord's data takes the account explicitly and filters by it.
+// landlord's data takes the account explicitly and filters by it. A method
+// that changes something loads (with the row lock), asks rental's rule,
+// saves, and records the event in the same transaction; the store itself
+// decides no state, it only maps what the databases say (a missing row, a
+// unique violation, a refused connection) to rental's errors.
 package store
 
 import (

@@ -3,7 +3,8 @@
 // PromptPay QR. The pages have their own mux and browser protections
 // (a strict Content-Security-Policy, no referrer, no framing, no caching,
 // cross-origin request protection), and need no key: the unguessable token
-// in the URL is the only credential.
+// in the URL is the only credential. Errors get the API's statuses
+// (api.StatusOf) on a page of their own.
 package web
 
 import (
