@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"rentapi/internal/bucket"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
@@ -45,8 +46,10 @@ type Config struct {
 	// NoRateLimits turns the per-second limits off, for capacity
 	// benchmarks only; quotas still apply.
 	NoRateLimits bool
-	// RedisURL, when set, keeps the rate limits in Redis so that several
-	// processes share them; RedisPrefix namespaces the keys there.
+	// Buckets keeps the rate limits; when nil, they are kept in Redis at
+	// RedisURL (so that several processes share them; RedisPrefix
+	// namespaces the keys there), or in this process's memory.
+	Buckets     bucket.Store
 	RedisURL    string
 	RedisPrefix string
 	// Guard checks webhook URLs when they are registered; the job client's
@@ -107,14 +110,14 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.gate = newGate(cfg.MaxInFlight, cfg.OverloadWait)
 	s.bodyWait = cmp.Or(cfg.BodyTimeout, 10*time.Second)
-	s.limits = &limits{store: newMemoryBuckets(), log: s.log, off: cfg.NoRateLimits}
-	if cfg.RedisURL != "" {
-		rb, err := newRedisBuckets(context.Background(), cfg.RedisURL, cfg.RedisPrefix+"rentapi:")
-		if err != nil {
+	buckets := cfg.Buckets
+	if buckets == nil {
+		var err error
+		if buckets, err = bucket.Open(context.Background(), cfg.RedisURL, cfg.RedisPrefix+"rentapi:"); err != nil {
 			return nil, fmt.Errorf("api: redis: %w", err)
 		}
-		s.limits.store = rb
 	}
+	s.limits = &limits{store: buckets, log: s.log, off: cfg.NoRateLimits}
 	s.meter = newMeter(cfg.DB, s.log)
 	doc, err := loadDocument()
 	if err != nil {
