@@ -1,0 +1,138 @@
+// Package identity is what the web pages need to know who is there: it
+// hashes and checks passwords (argon2id, a salt per password), makes the
+// tokens of sessions and of single-use forms and codes (of which only a
+// hash is ever stored), and throttles failed sign-ins per email and per
+// address across every process through the shared token buckets.
+package identity
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/argon2"
+
+	"rentapi/internal/bucket"
+)
+
+// The argon2id cost: OWASP's recommended minimum (19 MiB, 2 passes, one
+// lane), about 30 ms a hash here: slow for a guesser, quick for a person.
+const (
+	argonMemory  = 19 * 1024
+	argonTime    = 2
+	argonThreads = 1
+	argonKeyLen  = 32
+	saltLen      = 16
+)
+
+// HashPassword returns the password's argon2id hash in the PHC string
+// format, with a fresh random salt.
+func HashPassword(password string) string {
+	salt := make([]byte, saltLen)
+	rand.Read(salt)
+	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemory, argonThreads, argonKeyLen)
+	b64 := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemory, argonTime, argonThreads,
+		b64.EncodeToString(salt), b64.EncodeToString(key))
+}
+
+// CheckPassword reports whether password is the one hashed, comparing in
+// constant time. A malformed hash matches nothing.
+func CheckPassword(hash, password string) bool {
+	parts := strings.Split(hash, "$")
+	if len(parts) != 6 || parts[1] != "argon2id" {
+		return false
+	}
+	var version int
+	var memory, passes uint32
+	var threads uint8
+	if _, err := fmt.Sscanf(parts[2], "v=%d", &version); err != nil || version != argon2.Version {
+		return false
+	}
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &memory, &passes, &threads); err != nil || memory > 1<<20 || passes > 10 || threads == 0 {
+		return false
+	}
+	b64 := base64.RawStdEncoding
+	salt, err1 := b64.DecodeString(parts[4])
+	want, err2 := b64.DecodeString(parts[5])
+	if err1 != nil || err2 != nil || len(want) == 0 {
+		return false
+	}
+	got := argon2.IDKey([]byte(password), salt, passes, memory, threads, uint32(len(want)))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// decoy is a hash of no one's password: a sign-in with an unknown email
+// checks against it, so it takes as long as a wrong password does.
+var decoy = HashPassword("no one's password: " + rand.Text())
+
+// CheckDecoy spends the time of a password check, for an unknown email.
+func CheckDecoy(password string) { CheckPassword(decoy, password) }
+
+// NewToken returns a fresh secret token (for a cookie, a form or a code)
+// and the hash under which it is stored.
+func NewToken() (token, hash string) {
+	token = rand.Text() + rand.Text() // 2 × 26 base32 characters, 260 bits
+	return token, HashToken(token)
+}
+
+// HashToken is what is stored of a token: its SHA-256, in hex. Tokens are
+// random, so no salt or slow hash is needed.
+func HashToken(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// signInLimit is how many failed sign-ins an email, and an address, may
+// have: 10 per 15 minutes.
+var signInLimit = bucket.Limit{Rate: 10, Per: 15 * time.Minute, Burst: 10}
+
+// Throttle counts failed sign-ins per email and per client address, in
+// buckets every process shares.
+type Throttle struct {
+	Buckets bucket.Store
+}
+
+// ErrThrottled says that an email or an address has used up its failed
+// sign-ins for now.
+var ErrThrottled = errors.New("identity: too many failed sign-ins")
+
+// Check is nil while the email and the address may try to sign in, else
+// ErrThrottled with how long until the next try.
+func (t Throttle) Check(ctx context.Context, email, ip string, now time.Time) (time.Duration, error) {
+	var wait time.Duration
+	for _, name := range t.names(email, ip) {
+		st, err := t.Buckets.Take(ctx, name, signInLimit, 0, now)
+		if err != nil {
+			return 0, fmt.Errorf("identity: throttle: %w", err)
+		}
+		if st.Remaining < 1 {
+			wait = max(wait, signInLimit.Per/time.Duration(signInLimit.Rate))
+		}
+	}
+	if wait > 0 {
+		return wait, ErrThrottled
+	}
+	return 0, nil
+}
+
+// Failed counts a failed sign-in against the email and the address.
+func (t Throttle) Failed(ctx context.Context, email, ip string, now time.Time) error {
+	for _, name := range t.names(email, ip) {
+		if _, err := t.Buckets.Take(ctx, name, signInLimit, 1, now); err != nil {
+			return fmt.Errorf("identity: throttle: %w", err)
+		}
+	}
+	return nil
+}
+
+func (t Throttle) names(email, ip string) []string {
+	return []string{"signin:email:" + HashToken(strings.ToLower(email)), "signin:ip:" + ip}
+}
