@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"rentapi/internal/api"
+	"rentapi/internal/bucket"
 	"rentapi/internal/jobs"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
@@ -96,7 +97,11 @@ func (e environment) serve(ctx context.Context, args []string) error {
 			return fmt.Errorf("metrics: %w", err)
 		}
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, RedisURL: *redisURL, Guard: guard,
+	buckets, err := bucket.Open(ctx, *redisURL, "rentapi:")
+	if err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, Buckets: buckets, Guard: guard,
 		PublicURL: *publicURL, Providers: providers, Metrics: metrics})
 	if err != nil {
 		return err
@@ -147,7 +152,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
 
 	hs := &http.Server{
-		Handler:           web.New(web.Config{DB: db, Log: log}, srv),
+		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

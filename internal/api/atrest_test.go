@@ -1,14 +1,11 @@
 package api_test
 
 import (
-	"database/sql"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"rentapi/internal/rental"
-	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -32,7 +29,7 @@ func TestNoWebhookSecretAtRest(t *testing.T) {
 				t.Fatalf("secret %q", s)
 			}
 		}
-		for table, row := range everyRow(t, e.DB) {
+		for table, row := range storetest.EveryRow(t, e.DB) {
 			if strings.Contains(row, "whsec_") {
 				t.Errorf("table %s holds a signing secret in clear: %.300s", table, row)
 			}
@@ -55,68 +52,4 @@ func TestNoWebhookSecretAtRest(t *testing.T) {
 			t.Fatalf("another application got %s", fresh.body)
 		}
 	})
-}
-
-// everyRow yields every row of every table of the database, its columns
-// written out as text, keyed by the table's name.
-func everyRow(t *testing.T, db *store.DB) func(func(string, string) bool) {
-	t.Helper()
-	list := `SELECT name FROM sqlite_master WHERE type = 'table'`
-	if db.Engine() == store.Postgres {
-		list = `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`
-	}
-	pool := db.WritePool()
-	rows, err := pool.QueryContext(t.Context(), list)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, name)
-	}
-	if err := rows.Close(); err != nil || len(tables) < 10 {
-		t.Fatalf("tables %v: %v", tables, err)
-	}
-	return func(yield func(string, string) bool) {
-		for _, table := range tables {
-			for _, row := range dumpTable(t, pool, table) {
-				if !yield(table, row) {
-					return
-				}
-			}
-		}
-	}
-}
-
-func dumpTable(t *testing.T, pool *sql.DB, table string) []string {
-	rows, err := pool.QueryContext(t.Context(), `SELECT * FROM `+table)
-	if err != nil {
-		t.Fatalf("%s: %v", table, err)
-	}
-	defer rows.Close()
-	cols, _ := rows.Columns()
-	var out []string
-	for rows.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			t.Fatalf("%s: %v", table, err)
-		}
-		var b strings.Builder
-		for i, v := range vals {
-			if bs, ok := v.([]byte); ok {
-				v = string(bs)
-			}
-			fmt.Fprintf(&b, "%s=%v ", cols[i], v)
-		}
-		out = append(out, b.String())
-	}
-	return out
 }

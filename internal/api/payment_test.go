@@ -526,7 +526,7 @@ func TestPaymentPage(t *testing.T) {
 			t.Errorf("%s: %d", path, status)
 		}
 	}
-	if status, _ := open(t, h.url+"/pay/assets/page.css"); status != http.StatusOK {
+	if status, _ := open(t, h.url+"/assets/site.css"); status != http.StatusOK {
 		t.Errorf("stylesheet %d", status)
 	}
 }

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"rentapi/internal/api"
+	"rentapi/internal/bucket"
+	"rentapi/internal/identity"
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
@@ -35,37 +37,67 @@ var pageHTML string
 type Config struct {
 	DB  *store.DB
 	Log *slog.Logger
+	// PublicURL is the service's address as browsers reach it (scheme and
+	// host): https makes session cookies Secure and __Host- prefixed.
+	PublicURL string
+	// Buckets keeps the sign-in throttle's counts; shared by every process
+	// when it is Redis. Defaults to this process's memory.
+	Buckets bucket.Store
+	// Now is the clock; defaults to the store's.
+	Now func() time.Time
 }
 
-// pages serves the web pages.
+// pages serves the payment pages.
 type pages struct {
 	db   *store.DB
 	log  *slog.Logger
 	page *template.Template
 }
 
-// New returns the handler of the whole service: the pages under /pay/, and
-// everything else to next (the API), which answers its own unknown paths.
+// New returns the handler of the whole service: the pages for browsers
+// (the payment page, the developer portal, the landlord's app, the consent
+// pages, their stylesheet) on their own mux, and everything else to next
+// (the API), which answers its own unknown paths.
 func New(cfg Config, next http.Handler) http.Handler {
-	p := &pages{db: cfg.DB, log: cfg.Log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML))}
-	if p.log == nil {
-		p.log = slog.New(slog.DiscardHandler)
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
+	p := &pages{db: cfg.DB, log: log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML))}
+	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
+		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates()}
+	if s.now == nil {
+		s.now = cfg.DB.Now
+	}
+	if s.throttle.Buckets == nil {
+		s.throttle.Buckets = bucket.NewMemory()
+	}
+
 	browser := http.NewServeMux()
-	browser.Handle("GET /pay/assets/page.css", http.StripPrefix("/pay/", http.FileServerFS(assets)))
+	browser.Handle("GET /assets/site.css", http.FileServerFS(assets))
+
 	browser.HandleFunc("GET /pay/{token}", p.handlePage)
 	browser.HandleFunc("HEAD /pay/{token}", p.handleHead)
 	browser.HandleFunc("GET /pay/{token}/{payment}", p.handleQR)
-	browser.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) {
-		p.fail(w, r, http.StatusNotFound, nil)
-	})
+	browser.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) { p.fail(w, r, http.StatusNotFound, nil) })
+
+	for _, a := range []area{portalArea, landlordArea} {
+		browser.HandleFunc("GET "+a.Base+"/signin", s.handleSignInPage(a))
+		browser.HandleFunc("POST "+a.Base+"/signin", s.handleSignIn(a))
+		browser.HandleFunc("GET "+a.Base+"/signup", s.handleSignUpPage(a))
+		browser.HandleFunc("POST "+a.Base+"/signup", s.handleSignUp(a))
+		browser.HandleFunc("POST "+a.Base+"/signout", s.handleSignOut(a))
+		browser.HandleFunc(a.Base+"/password", s.handlePassword(a))
+		browser.HandleFunc(a.Base+"/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, a, rental.NotFound("page", "")) })
+	}
+
 	pay := p.logged(browser, protect(browser))
 	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusNotFound, nil)
 	})))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case !strings.HasPrefix(r.URL.Path, "/pay/"):
+		case !browserPath(r.URL.Path):
 			next.ServeHTTP(w, r)
 		case !cleanPath(r.URL.Path):
 			notFound.ServeHTTP(w, r) // a page has one address: no redirect to it
@@ -73,6 +105,16 @@ func New(cfg Config, next http.Handler) http.Handler {
 			pay.ServeHTTP(w, r)
 		}
 	})
+}
+
+// browserPath reports whether a path is a page's rather than the API's.
+func browserPath(p string) bool {
+	for _, prefix := range []string{"/pay/", "/assets/", "/portal", "/app", "/connect/"} {
+		if strings.HasPrefix(p, prefix) && (strings.HasSuffix(prefix, "/") || len(p) == len(prefix) || p[len(prefix)] == '/') {
+			return true
+		}
+	}
+	return false
 }
 
 // cleanPath reports whether p has no empty, "." or ".." segments (which a
@@ -167,7 +209,7 @@ func protect(h http.Handler) http.Handler {
 	h = http.NewCrossOriginProtection().Handler(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hd := w.Header()
-		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		hd.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 		hd.Set("X-Content-Type-Options", "nosniff")
 		hd.Set("X-Frame-Options", "DENY")
 		hd.Set("Referrer-Policy", "no-referrer") // the token must not leave in a Referer
