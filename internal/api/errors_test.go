@@ -117,8 +117,7 @@ func TestEveryErrorCode(t *testing.T) {
 				return res
 			}},
 			{"property_not_empty", 409, func(t *testing.T) *result {
-				sandbox := f.Sandbox(t, e.DB)
-				addRoom(t, e.DB, sandbox, prop)
+				want(t, h.do(req{key: key, method: "POST", path: "/v1/properties/" + prop + "/rooms", body: map[string]any{"number": "101", "monthly_rent": 350000}}), http.StatusCreated)
 				return h.do(req{key: key, method: "DELETE", path: "/v1/properties/" + prop})
 			}},
 			{"idempotency_in_progress", 409, func(t *testing.T) *result {
