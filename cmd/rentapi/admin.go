@@ -66,11 +66,7 @@ func (e environment) admin(ctx context.Context, args []string) error {
 	if err := e.parse(fs, args[1:], adminTools[i].summary); err != nil {
 		return err
 	}
-	sec, err := e.loadSecret(dbf)
-	if err != nil {
-		return err
-	}
-	db, err := dbf.open(ctx)
+	sec, db, err := e.openData(ctx, dbf)
 	if err != nil {
 		return err
 	}

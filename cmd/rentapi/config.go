@@ -63,6 +63,23 @@ func (f *dbFlags) open(ctx context.Context) (*store.DB, error) {
 	return db, nil
 }
 
+// openData loads the server secret and opens the database, migrated: what
+// serve and the admin tools both need before they work on the data, in one
+// place so that they find the secret and the database the same way. The
+// secret comes first, so a process that cannot have it touches no database.
+// The caller closes the database.
+func (e environment) openData(ctx context.Context, f *dbFlags) (*secret.Secret, *store.DB, error) {
+	sec, err := e.loadSecret(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := f.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sec, db, nil
+}
+
 // loadSecret returns the server secret from RENTAPI_SECRET, the secret
 // file, or a new file beside the data.
 func (e environment) loadSecret(f *dbFlags) (*secret.Secret, error) {

@@ -80,11 +80,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if guard.AllowLoopback {
 		log.Warn("webhook endpoints on loopback addresses and over plain http are allowed: use this only for local development and tests")
 	}
-	sec, err := e.loadSecret(dbf)
-	if err != nil {
-		return err
-	}
-	db, err := dbf.open(ctx)
+	sec, db, err := e.openData(ctx, dbf)
 	if err != nil {
 		return err
 	}

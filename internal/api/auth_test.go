@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,4 +211,20 @@ func TestDeveloperAndApplicationStatus(t *testing.T) {
 			want(t, h.do(req{key: k, method: "GET", path: "/v1/account"}), http.StatusForbidden, "application_disabled")
 		}
 	})
+}
+
+// A key anywhere in the URL is refused before anything else, on any path,
+// and never echoed.
+func TestKeysInURL(t *testing.T) {
+	h := newHarness(t, storetest.SQLite(t))
+	key := h.testKey(h.fixture(rental.PlanEnterprise))
+	for _, q := range []string{"?api_key=" + key, "?API_KEY=x", "?access_token=Bearer+" + key, "?" + key, "?q=" + key} {
+		for _, path := range []string{"/v1/account", "/v1/nowhere"} {
+			res := h.do(req{key: key, method: "GET", path: path + q})
+			want(t, res, http.StatusBadRequest, "api_key_in_query")
+			if strings.Contains(string(res.body), key) {
+				t.Fatalf("the key is echoed: %s", res.body)
+			}
+		}
+	}
 }

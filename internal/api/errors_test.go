@@ -117,8 +117,7 @@ func TestEveryErrorCode(t *testing.T) {
 				return res
 			}},
 			{"property_not_empty", 409, func(t *testing.T) *result {
-				sandbox := f.Sandbox(t, e.DB)
-				addRoom(t, e.DB, sandbox, prop)
+				want(t, h.do(req{key: key, method: "POST", path: "/v1/properties/" + prop + "/rooms", body: map[string]any{"number": "101", "monthly_rent": 350000}}), http.StatusCreated)
 				return h.do(req{key: key, method: "DELETE", path: "/v1/properties/" + prop})
 			}},
 			{"idempotency_in_progress", 409, func(t *testing.T) *result {
@@ -340,4 +339,23 @@ func TestNoRedirectForUncleanPaths(t *testing.T) {
 			t.Errorf("GET %s: %d %s", p, resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
 	}
+}
+
+// IDs and headers that cannot be ours are 4xx on both engines, never 500.
+func TestHostileIdentifiers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		key := h.testKey(f)
+		for _, path := range []string{"/v1/properties/%ff", "/v1/properties/%00", "/v1/properties/prop_%c3%28", "/v1/rooms/" + strings.Repeat("a", 65)} {
+			want(t, h.do(req{key: key, method: "GET", path: path}), http.StatusNotFound, "resource_not_found")
+			want(t, h.do(req{key: key, method: "PATCH", path: path, body: map[string]any{"name": "x"}}), http.StatusNotFound, "resource_not_found")
+		}
+		want(t, h.do(req{key: key, method: "GET", path: "/v1/rooms?property_id=%ff"}), http.StatusBadRequest, "invalid_parameter")
+		want(t, h.do(req{key: key, method: "GET", path: "/v1/events?type=bill.%00"}), http.StatusBadRequest, "invalid_parameter")
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/bills", body: `{"room_id":"room_\u0000","month":"2026-11"}`}), http.StatusNotFound, "resource_not_found")
+		f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		unbound := h.liveKey(f, "")
+		want(t, h.do(req{key: unbound, method: "GET", path: "/v1/account", headers: []string{"SERVICE-Account: acct_\xff\xfe"}}), http.StatusForbidden, "account_not_connected")
+	})
 }

@@ -261,16 +261,3 @@ func fingerprint(method, path, body string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
-// addRoom puts a room in a property directly, until rooms have their API.
-func addRoom(t *testing.T, db *store.DB, acct *rental.Account, propertyID string) {
-	t.Helper()
-	err := db.InTx(t.Context(), func(tx *store.Tx) error {
-		_, err := tx.SQL().ExecContext(t.Context(), `INSERT INTO rooms (id, landlord_id, property_id, number, monthly_rent, status, created_at, updated_at)
-			VALUES ($1, $2, $3, '101', 350000, 'vacant', 0, 0)`, rental.NewID(rental.PrefixRoom), acct.LandlordID, propertyID)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}

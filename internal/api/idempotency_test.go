@@ -131,3 +131,19 @@ func TestIdempotencyRules(t *testing.T) {
 		}
 	})
 }
+
+// A stored 429 replays with its Retry-After.
+func TestReplayKeepsRetryAfter(t *testing.T) {
+	h := newHarness(t, storetest.SQLite(t))
+	key := h.testKey(h.fixture(rental.PlanEnterprise))
+	for i := range 18 {
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property(string(rune('a' + i)))}), http.StatusCreated)
+	}
+	first := h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("full"), headers: []string{"Idempotency-Key: full"}})
+	again := h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("full"), headers: []string{"Idempotency-Key: full"}})
+	want(t, first, http.StatusTooManyRequests, "sandbox_limit")
+	want(t, again, http.StatusTooManyRequests, "sandbox_limit")
+	if again.header.Get("Retry-After") == "" || again.header.Get("Retry-After") != first.header.Get("Retry-After") {
+		t.Fatalf("Retry-After %q then %q", first.header.Get("Retry-After"), again.header.Get("Retry-After"))
+	}
+}

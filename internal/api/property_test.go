@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 
 	"rentapi/internal/rental"
@@ -121,6 +122,50 @@ func TestPropertyPlanLimits(t *testing.T) {
 		acc := h.do(req{key: test, method: "GET", path: "/v1/account"}).data()
 		if u := acc["usage"].(map[string]any); u["properties"] != 20.0 {
 			t.Fatalf("usage %v", u)
+		}
+	})
+}
+
+// Concurrent updates of one property lose nothing, and concurrent deletes
+// delete (and record) once.
+func TestConcurrentWritesToOneProperty(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		key := h.testKey(f)
+		for range 5 {
+			id := h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("P")}).data()["id"].(string)
+			var wg sync.WaitGroup
+			for _, body := range []map[string]any{{"name": "N"}, {"address": "A"}} {
+				wg.Go(func() { h.send(req{key: key, method: "PATCH", path: "/v1/properties/" + id, body: body}) })
+			}
+			wg.Wait()
+			p := h.do(req{key: key, method: "GET", path: "/v1/properties/" + id}).data()
+			if p["name"] != "N" || p["address"] != "A" {
+				t.Fatalf("an update was lost: %v", p)
+			}
+			statuses := make(chan int, 2)
+			for range 2 {
+				wg.Go(func() {
+					res, err := h.send(req{key: key, method: "DELETE", path: "/v1/properties/" + id})
+					if err == nil {
+						statuses <- res.status
+					}
+				})
+			}
+			wg.Wait()
+			close(statuses)
+			got := map[int]int{}
+			for s := range statuses {
+				got[s]++
+			}
+			if got[204] != 1 || got[404] != 1 {
+				t.Fatalf("two deletes: %v", got)
+			}
+		}
+		n, err := e.DB.Read().CountEvents(t.Context(), f.Sandbox(t, e.DB), "property.deleted")
+		if err != nil || n != 5 {
+			t.Fatalf("%d property.deleted events for 5 deletions (%v)", n, err)
 		}
 	})
 }

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"rentapi/internal/metric"
 	"rentapi/internal/secret"
@@ -205,10 +203,7 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		},
 	}
 	cfg.Test.Time = db.QueueTime()
-	if db.Engine() == store.Postgres {
-		return river.NewClient(riverdatabasesql.New(db.WritePool()), cfg)
-	}
-	return river.NewClient(riversqlite.New(db.WritePool()), cfg)
+	return river.NewClient(db.RiverDriver(), cfg)
 }
 
 // RiverLog is the logger to give River, writing where log writes: River's

@@ -27,6 +27,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
@@ -156,11 +157,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	var err error
 	cfg := &river.Config{Logger: db.log}
 	cfg.Test.Time = db.QueueTime()
-	if db.engine == Postgres {
-		db.queue, err = river.NewClient(riverdatabasesql.New(db.write), cfg)
-	} else {
-		db.queue, err = river.NewClient(riversqlite.New(db.write), cfg)
-	}
+	db.queue, err = river.NewClient(db.RiverDriver(), cfg)
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: job queue: %w", err)
@@ -199,9 +196,22 @@ func redactDSN(dsn string) string {
 // Engine reports which database this is.
 func (db *DB) Engine() Engine { return db.engine }
 
-// WritePool is the pool every write goes through. The job queue shares it so
-// that a job is enqueued in the same transaction as the write that caused it.
+// WritePool is the pool every write goes through, the job queue's included
+// (see RiverDriver), for the few statements that are not the store's own: an
+// ANALYZE after a bulk load, a test that holds a connection.
 func (db *DB) WritePool() *sql.DB { return db.write }
+
+// RiverDriver is the job queue's driver for this database's engine, over the
+// write pool: the one place that picks River's driver, so that the store's
+// queue, its migrations and the jobs package's client all work the same
+// tables through the same pool, and a job inserted with InsertTx commits
+// with the write that caused it.
+func (db *DB) RiverDriver() riverdriver.Driver[*sql.Tx] {
+	if db.engine == Postgres {
+		return riverdatabasesql.New(db.write)
+	}
+	return riversqlite.New(db.write)
+}
 
 // Now is the store's clock.
 func (db *DB) Now() time.Time { return db.now() }
@@ -280,18 +290,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if _, err := provider.Up(ctx); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
-	if db.engine == Postgres {
-		m, err := rivermigrate.New(riverdatabasesql.New(db.write), &rivermigrate.Config{Logger: db.log})
-		if err != nil {
-			return fmt.Errorf("store: job queue migrations: %w", err)
-		}
-		_, err = m.Migrate(ctx, rivermigrate.DirectionUp, nil)
-		if err != nil {
-			return fmt.Errorf("store: job queue migrate: %w", err)
-		}
-		return nil
-	}
-	m, err := rivermigrate.New(riversqlite.New(db.write), &rivermigrate.Config{Logger: db.log})
+	m, err := rivermigrate.New(db.RiverDriver(), &rivermigrate.Config{Logger: db.log})
 	if err != nil {
 		return fmt.Errorf("store: job queue migrations: %w", err)
 	}
