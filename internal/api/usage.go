@@ -34,19 +34,20 @@ type meter struct {
 	mu        sync.Mutex
 	known     map[usageKey]int64 // totals as last read from the database
 	pending   map[usageKey]int64 // counted here, not yet flushed
+	writing   map[usageKey]int64 // taken from pending by a flush not yet done
 	lastFlush time.Time
 	flushing  bool
 }
 
 func newMeter(db *store.DB, log *slog.Logger) *meter {
-	return &meter{db: db, log: log, known: map[usageKey]int64{}, pending: map[usageKey]int64{}}
+	return &meter{db: db, log: log, known: map[usageKey]int64{}, pending: map[usageKey]int64{}, writing: map[usageKey]int64{}}
 }
 
 // total is the count of k: the database's plus this process's unflushed.
 func (m *meter) total(ctx context.Context, k usageKey) (int64, error) {
 	m.mu.Lock()
 	n, ok := m.known[k]
-	p := m.pending[k]
+	p := m.pending[k] + m.writing[k]
 	m.mu.Unlock()
 	if ok {
 		return n + p, nil
@@ -87,11 +88,17 @@ func (m *meter) flush(ctx context.Context) error {
 	m.mu.Lock()
 	batch := m.pending
 	m.pending = map[usageKey]int64{}
+	for k, n := range batch {
+		m.writing[k] += n // still counted while it is written
+	}
 	m.mu.Unlock()
 	var failed error
 	for k, n := range batch {
 		total, err := m.db.AddUsage(ctx, k.developer, k.period, n)
 		m.mu.Lock()
+		if m.writing[k] -= n; m.writing[k] == 0 {
+			delete(m.writing, k)
+		}
 		if err != nil {
 			m.pending[k] += n // keep it for the next flush
 			failed = err
