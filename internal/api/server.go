@@ -165,8 +165,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		elapsed := time.Since(start)
 		s.metrics.Request(route, status, info.mode, elapsed)
-		attrs := []any{"request_id", info.id, "method", logMethod(r.Method), "route", route, "path", logPath(r.URL.Path),
-			"status", status, "duration_ms", elapsed.Milliseconds(), "remote", clientIP(r),
+		attrs := []any{"request_id", info.id, "method", LogMethod(r.Method), "route", route, "path", logPath(r.URL.Path),
+			"status", status, "duration_ms", elapsed.Milliseconds(), "remote", ClientIP(r),
 			"application_id", info.applicationID, "account_id", info.accountID, "mode", info.mode}
 		if status >= 400 {
 			attrs = append(attrs, "code", info.code)
@@ -294,9 +294,10 @@ func (d discardWriter) Header() http.Header         { return d.h }
 func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d discardWriter) WriteHeader(int)             {}
 
-// logMethod is the request's method for the log: a made-up method is a
-// token a client chose freely, and could carry anything.
-func logMethod(m string) string {
+// LogMethod is the request's method for a log line: a made-up method is a
+// token a client chose freely, and could carry anything. The pages log
+// their requests with it too.
+func LogMethod(m string) string {
 	switch m {
 	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
 		http.MethodOptions, http.MethodConnect, http.MethodTrace:
@@ -321,9 +322,9 @@ func logPath(p string) string {
 	return strings.Join(segs, "/")
 }
 
-// clientIP is the peer address; the service does not trust forwarding
+// ClientIP is the peer address; the service does not trust forwarding
 // headers it cannot verify.
-func clientIP(r *http.Request) string {
+func ClientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr

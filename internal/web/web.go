@@ -13,7 +13,6 @@ import (
 	"embed"
 	"html/template"
 	"log/slog"
-	"net"
 	"net/http"
 	"path"
 	"strings"
@@ -149,7 +148,7 @@ func (p *pages) logged(mux *http.ServeMux, h http.Handler) http.Handler {
 			if status == 0 { // nothing written: net/http sends 200
 				status = http.StatusOK
 			}
-			p.log.InfoContext(r.Context(), "request", "request_id", id, "method", logMethod(r.Method), "route", route,
+			p.log.InfoContext(r.Context(), "request", "request_id", id, "method", api.LogMethod(r.Method), "route", route,
 				"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", clientIP(r))
 		}()
 		h.ServeHTTP(sw, r)
@@ -184,25 +183,9 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// logMethod is the request's method for the log: a made-up method is a
-// token a client chose freely, and could carry anything.
-func logMethod(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
-		http.MethodOptions, http.MethodConnect, http.MethodTrace:
-		return m
-	}
-	return "other"
-}
+// clientIP is the peer address, as the API takes it.
+func clientIP(r *http.Request) string { return api.ClientIP(r) }
 
-// clientIP is the peer address; forwarding headers are not trusted.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
 
 // protect adds the browser protections every page and asset gets.
 func protect(h http.Handler) http.Handler {
