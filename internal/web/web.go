@@ -186,7 +186,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // clientIP is the peer address, as the API takes it.
 func clientIP(r *http.Request) string { return api.ClientIP(r) }
 
-
 // protect adds the browser protections every page and asset gets.
 func protect(h http.Handler) http.Handler {
 	h = http.NewCrossOriginProtection().Handler(h)
