@@ -91,6 +91,9 @@ func (e environment) parse(fs *flag.FlagSet, args []string, synopsis string) err
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {}
 	err := fs.Parse(args)
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q (flags take their values as --flag=value or --flag value; a switch such as --rate-limits takes on or off)", fs.Arg(0))
+	}
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		printUsage(e.stdout, fs, synopsis)
@@ -179,4 +182,41 @@ func (e environment) or(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// onOff is a switch flag that takes on or off (or true or false), as the
+// README writes them: --rate-limits off.
+type onOff bool
+
+// newOnOff defines an on/off flag whose default comes from the environment
+// value env (empty for def); a value that is neither is an error at parse.
+func newOnOff(fs *flag.FlagSet, name, env string, def bool, usage string) (*onOff, error) {
+	v := onOff(def)
+	if env != "" {
+		if err := v.Set(env); err != nil {
+			return nil, fmt.Errorf("%s from the environment: %w", name, err)
+		}
+	}
+	fs.Var(&v, name, usage)
+	return &v, nil
+}
+
+func (v *onOff) String() string {
+	if v != nil && *v {
+		return "on"
+	}
+	return "off"
+}
+
+// Set takes on, off, true or false.
+func (v *onOff) Set(s string) error {
+	switch strings.ToLower(s) {
+	case "on", "true":
+		*v = true
+	case "off", "false":
+		*v = false
+	default:
+		return fmt.Errorf("%q is neither on nor off", s)
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -209,6 +210,35 @@ func TestBinaryEndToEnd(t *testing.T) {
 }
 
 // The commands refuse what they cannot do, with a message and no output.
+// The README's --rate-limits off works (it was once taken as a stray
+// argument, leaving the limits on), and so do on, true and false.
+func TestOnOffFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  string
+		want bool
+	}{
+		{[]string{"--rate-limits", "off"}, "", false},
+		{[]string{"--rate-limits=false"}, "", false},
+		{[]string{"--rate-limits", "on"}, "off", true},
+		{nil, "off", false},
+		{nil, "", true},
+	} {
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		v, err := newOnOff(fs, "rate-limits", c.env, true, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := environment{getenv: func(string) string { return "" }, stdout: io.Discard, stderr: io.Discard}
+		if err := e.parse(fs, c.args, ""); err != nil || bool(*v) != c.want {
+			t.Errorf("%v (env %q): %v %v", c.args, c.env, bool(*v), err)
+		}
+	}
+	if _, err := newOnOff(flag.NewFlagSet("x", flag.ContinueOnError), "rate-limits", "maybe", true, ""); err == nil {
+		t.Error("RENTAPI_RATE_LIMITS=maybe was taken")
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	dir := t.TempDir()
 	getenv := func(name string) string {
@@ -223,6 +253,9 @@ func TestRunErrors(t *testing.T) {
 		{"migrate", "--db", "mysql://x"},
 		{"migrate", "--db-max-conns", "0"},
 		{"serve", "--db-max-conns", "-1", "--addr", "127.0.0.1:0"},
+		{"serve", "--rate-limits", "maybe", "--addr", "127.0.0.1:0"},
+		{"serve", "--webhook-allow-loopback", "on", "--addr", "127.0.0.1:0"}, // a stray argument after a switch
+		{"migrate", "extra"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(t.Context(), args, getenv, nil, &stdout, &stderr); err == nil {

@@ -24,8 +24,11 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	addr := fs.String("addr", e.or("RENTAPI_ADDR", "127.0.0.1:8080"), "address to listen on (env RENTAPI_ADDR)")
 	dbf := e.dbFlags(fs)
-	rateLimits := fs.Bool("rate-limits", e.or("RENTAPI_RATE_LIMITS", "on") != "off",
-		"enforce the plans' per-second rate limits; turn off only for capacity benchmarks (env RENTAPI_RATE_LIMITS=off)")
+	rateLimits, err := newOnOff(fs, "rate-limits", e.getenv("RENTAPI_RATE_LIMITS"), true,
+		"on or off: enforce the plans' per-second rate limits; turn off only for capacity benchmarks (env RENTAPI_RATE_LIMITS=off)")
+	if err != nil {
+		return err
+	}
 	redisURL := fs.String("redis", e.getenv("RENTAPI_REDIS"),
 		"redis:// URL: keep rate limits in Redis, shared by every process of the deployment (env RENTAPI_REDIS; default: in this process's memory)")
 	allowLoopback := fs.Bool("webhook-allow-loopback", e.or("RENTAPI_WEBHOOK_ALLOW_LOOPBACK", "off") == "on",
@@ -73,7 +76,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	log := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	riverLog := jobs.RiverLog(log, level == slog.LevelDebug)
 	dbf.log, dbf.riverLog = log, riverLog
-	if !*rateLimits {
+	if !bool(*rateLimits) {
 		log.Warn("per-second rate limits are off: use this only to measure capacity")
 	}
 	guard := webhook.Guard{AllowLoopback: *allowLoopback}
@@ -97,7 +100,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !*rateLimits, Buckets: buckets, Guard: guard,
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(*rateLimits), Buckets: buckets, Guard: guard,
 		PublicURL: *publicURL, Providers: providers, Metrics: metrics})
 	if err != nil {
 		return err
