@@ -181,7 +181,7 @@ func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response)
 	}
 	c.tx, c.q = tx, &tx.Queries
 	resp := s.run(c, h)
-	if resp.status >= 500 {
+	if !keepable(resp.status) {
 		return resp
 	}
 	switch {

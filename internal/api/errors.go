@@ -15,6 +15,10 @@ import (
 // docBase is where each error code is explained; doc_url adds the code.
 const docBase = "https://docs.rentapi.dev/errors#"
 
+// StatusClientClosed is the status a request's log line and metrics get
+// when the client hung up before the answer (nginx's 499): it is never sent.
+const StatusClientClosed = 499
+
 // statusOf is the one mapping from a domain error's kind to HTTP status.
 func statusOf(k rental.Kind) int {
 	switch k {
@@ -122,6 +126,13 @@ func renderJSON(status int, v any) response {
 // say), which the client does not see. The code goes in the request's info,
 // for its log line and the refusal metrics.
 func renderError(ctx context.Context, log *slog.Logger, err error) response {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The client hung up: nobody reads this answer, and it is no fault
+		// of ours. Logged and counted as a client abort, not a 500.
+		info(ctx).code = "client_closed_request"
+		log.InfoContext(ctx, "client abort", "request_id", requestID(ctx), "error", err.Error())
+		return response{status: StatusClientClosed, header: http.Header{}}
+	}
 	status := StatusOf(err)
 	e, _ := rental.AsError(err)
 	if re, isRequest := errors.AsType[*requestError](err); isRequest {

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -357,5 +358,55 @@ func TestHostileIdentifiers(t *testing.T) {
 		f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
 		unbound := h.liveKey(f, "")
 		want(t, h.do(req{key: unbound, method: "GET", path: "/v1/account", headers: []string{"SERVICE-Account: acct_\xff\xfe"}}), http.StatusForbidden, "account_not_connected")
+	})
+}
+
+// A client that hangs up while its request waits is a client abort in the
+// log (status 499, code client_closed_request), not a 500 of ours, and its
+// Idempotency-Key is free for the retry.
+func TestClientAbortIsNoServerError(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		var buf logBuffer
+		h := newHarness(t, e, func(c *api.Config) { c.Log = buf.logger() })
+		f := h.fixture(rental.PlanPro)
+		key := h.testKey(f)
+		tx, err := e.DB.Begin(t.Context()) // the write will wait for this lock
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+		defer cancel()
+		r, _ := http.NewRequestWithContext(ctx, "POST", h.url+"/v1/properties", strings.NewReader(`{"name":"P","electricity_rate":800,"water_rate":1800}`))
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Idempotency-Key", "abandoned-write")
+		if err := tx.Claim(t.Context(), f.Sandbox(t, e.DB)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := http.DefaultClient.Do(r); err == nil {
+			t.Fatal("the request was answered while the lock was held")
+		}
+		var line map[string]any
+		for deadline := time.Now().Add(10 * time.Second); line == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if strings.TrimSpace(buf.String()) == "" {
+				continue
+			}
+			for _, m := range buf.records(t) {
+				if m["msg"] == "request" && m["route"] == "POST /v1/properties" {
+					line = m
+				}
+			}
+		}
+		tx.Rollback()
+		if line == nil || line["status"] != 499.0 || line["code"] != "client_closed_request" {
+			t.Fatalf("request line %v\n%s", line, buf.String())
+		}
+		if strings.Contains(buf.String(), "internal error") {
+			t.Fatalf("logged as an internal error:\n%s", buf.String())
+		}
+		retry := h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("P"), headers: []string{"Idempotency-Key: abandoned-write"}})
+		if retry.status != http.StatusCreated || retry.header.Get("Idempotent-Replayed") != "false" {
+			t.Fatalf("the retry: %d %s", retry.status, retry.body)
+		}
 	})
 }

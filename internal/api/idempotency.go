@@ -71,17 +71,22 @@ func (k *heldKey) keep(tx *store.Tx, resp response) error {
 	return tx.CompleteIdempotency(k.ctx, k.key, k.token, k.s.stored(k.key, resp))
 }
 
-// finish ends the claim once the response is known: a 5xx is not kept, so
-// the key is given back for a retry.
+// finish ends the claim once the response is known: a 5xx (or a request
+// the client gave up on) is not kept, so the key is given back for a retry.
 func (k *heldKey) finish(status int) {
 	if k == nil {
 		return
 	}
 	k.done = true
-	if status >= 500 {
+	if !keepable(status) {
 		k.release()
 	}
 }
+
+// keepable reports whether a response is the request's answer, to keep and
+// replay: 2xx to 4xx. A 5xx is the service's failure and a client abort
+// answered no one; a retry runs the request again.
+func keepable(status int) bool { return status < 500 && status != StatusClientClosed }
 
 // abandon gives the key back if the request never finished (a panic).
 func (k *heldKey) abandon() {

@@ -117,6 +117,10 @@ func (s *site) render(w http.ResponseWriter, r *http.Request, status int, name s
 // message is shown (it is written for people), anything else goes to the
 // log only.
 func (s *site) fail(w http.ResponseWriter, r *http.Request, a area, err error) {
+	if r.Context().Err() != nil { // the browser went away: nobody to answer, no fault of ours
+		w.WriteHeader(api.StatusClientClosed)
+		return
+	}
 	status := api.StatusOf(err)
 	p := page{Area: a, Status: status}
 	if e, ok := rental.AsError(err); ok && status < 500 {
