@@ -19,8 +19,7 @@ type Landlord struct {
 	Receiver *promptpay.Receiver
 	// Usage counts the landlord's properties and rooms, which every
 	// connected application reaches.
-	Usage     Capacity
-	CreatedAt Time
+	Usage Capacity
 }
 
 // LandlordPlans are the landlord plans in the order they are offered.

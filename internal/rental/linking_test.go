@@ -9,7 +9,7 @@ import (
 
 // Every scope has its own plain description in Thai and in English; a name
 // that is no scope is shown as it is.
-func TestScopeText(t *testing.T) {
+func TestScopeTextEveryScope(t *testing.T) {
 	seen := map[string]Scope{}
 	for _, s := range AllScopes {
 		th, en := ScopeText(s)
@@ -29,7 +29,7 @@ func TestScopeText(t *testing.T) {
 }
 
 // A redirect URI is matched byte for byte: every near miss is refused.
-func TestRedirectAllowed(t *testing.T) {
+func TestRedirectAllowedExactly(t *testing.T) {
 	registered := []string{"https://app.example.com/callback", "http://localhost:3000/cb?tenant=7"}
 	cases := map[string]bool{
 		"https://app.example.com/callback":         true,
@@ -54,7 +54,7 @@ func TestRedirectAllowed(t *testing.T) {
 }
 
 // A state is 8 to 512 printable ASCII characters without spaces.
-func TestCheckState(t *testing.T) {
+func TestCheckStateLength(t *testing.T) {
 	cases := map[string]bool{
 		"":                        false,
 		"1234567":                 false,

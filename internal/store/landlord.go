@@ -17,19 +17,18 @@ func (q *Queries) Landlord(ctx context.Context, landlordID string) (*rental.Land
 	l := rental.Landlord{ID: landlordID}
 	var plan string
 	var receiver sql.NullString
-	var created int64
-	err := q.c.QueryRowContext(ctx, `SELECT name, plan, qr_payments, promptpay, created_at,
+	err := q.c.QueryRowContext(ctx, `SELECT name, plan, qr_payments, promptpay,
 			(SELECT COUNT(*) FROM properties WHERE landlord_id = $1),
 			(SELECT COUNT(*) FROM rooms WHERE landlord_id = $1)
 		FROM landlords WHERE id = $1 AND sandbox = FALSE`, landlordID).
-		Scan(&l.Name, &plan, &l.QRPayments, &receiver, &created, &l.Usage.Properties, &l.Usage.Rooms)
+		Scan(&l.Name, &plan, &l.QRPayments, &receiver, &l.Usage.Properties, &l.Usage.Rooms)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("landlord", landlordID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: landlord: %w", err)
 	}
-	l.Plan, l.CreatedAt = rental.LandlordPlan(plan), rental.UnixMilli(created)
+	l.Plan = rental.LandlordPlan(plan)
 	if receiver.Valid {
 		var r promptpay.Receiver
 		if err := json.Unmarshal([]byte(receiver.String), &r); err != nil {
