@@ -89,3 +89,51 @@ func NewScopes(requested, granted Scopes) Scopes {
 	}
 	return out
 }
+
+// ConnectReturn is where the answer to a connect request sends the
+// browser: the redirect URI with the answer's parameters (account_id and
+// state, or error and state) added to whatever query it has, each one
+// encoded. The URI itself is kept byte for byte, so the developer's check
+// of it still holds.
+func ConnectReturn(redirectURI string, params url.Values) (string, error) {
+	if strings.Contains(redirectURI, "#") {
+		return "", Invalid("redirect_uri", "A redirect URI has no fragment.")
+	}
+	if _, err := url.Parse(redirectURI); err != nil {
+		return "", Invalid("redirect_uri", "The redirect URI is not a URL.")
+	}
+	switch {
+	case !strings.Contains(redirectURI, "?"):
+		redirectURI += "?"
+	case !strings.HasSuffix(redirectURI, "?") && !strings.HasSuffix(redirectURI, "&"):
+		redirectURI += "&"
+	}
+	return redirectURI + params.Encode(), nil
+}
+
+// RedirectOrigin is the origin (scheme://host[:port]) a redirect URI sends
+// the browser to, for the consent page's Content-Security-Policy, which
+// must let its form's redirect go there. ok is false for anything but
+// http or https with a host of letters, digits, dots and hyphens and an
+// optional numeric port: nothing else may be written into the policy.
+func RedirectOrigin(uri string) (origin string, ok bool) {
+	u, err := url.Parse(uri)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return "", false
+	}
+	host, port, hasPort := strings.Cut(u.Host, ":")
+	if host == "" || (hasPort && port == "") {
+		return "", false
+	}
+	for _, c := range host {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return "", false
+		}
+	}
+	for _, c := range port {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	return u.Scheme + "://" + u.Host, true
+}

@@ -89,6 +89,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 		browser.HandleFunc(a.Base+"/password", s.handlePassword(a))
 		browser.HandleFunc(a.Base+"/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, a, rental.NotFound("page", "")) })
 	}
+	s.landlordRoutes(browser)
 
 	pay := p.logged(browser, protect(browser))
 	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,33 @@
+package rental
+
+// scopeText is each scope in plain words, Thai then English: a landlord
+// deciding on a consent page reads what an application may do, not the
+// scope's name.
+var scopeText = map[Scope][2]string{
+	ScopePropertiesRead:     {"ดูข้อมูลหอพักและอาคารของคุณ", "See your properties"},
+	ScopePropertiesWrite:    {"เพิ่มและแก้ไขหอพัก และลบหอพักที่ไม่มีห้อง", "Add and change properties, and delete properties that have no rooms"},
+	ScopeRoomsRead:          {"ดูห้องพัก ค่าเช่า และสถานะของห้อง", "See rooms, their rent and their status"},
+	ScopeRoomsWrite:         {"เพิ่มห้องพัก และเปลี่ยนค่าเช่าและสถานะของห้อง", "Add rooms, and change their rent and status"},
+	ScopeTenantsRead:        {"ดูข้อมูลผู้เช่า (ข้อมูลส่วนบุคคล)", "See your tenants (personal data)"},
+	ScopeTenantsWrite:       {"ย้ายผู้เช่าเข้าและออก และแก้ไขข้อมูลติดต่อ (ข้อมูลส่วนบุคคล)", "Move tenants in and out, and change their contact details (personal data)"},
+	ScopeMetersRead:         {"ดูมิเตอร์และค่ามิเตอร์รายเดือน", "See meters and monthly meter readings"},
+	ScopeMetersWrite:        {"บันทึกและแก้ไขค่ามิเตอร์ (บิลที่ยังไม่ชำระของเดือนนั้นจะคำนวณใหม่)", "Record and correct meter readings (an unpaid bill of that month is recalculated)"},
+	ScopeBillsRead:          {"ดูบิลค่าเช่า", "See bills"},
+	ScopeBillsWrite:         {"ออกบิลจากค่ามิเตอร์ที่บันทึกไว้", "Create bills from recorded readings"},
+	ScopePaymentsRead:       {"ดูการชำระเงินด้วย QR ของผู้เช่า (ข้อมูลการเงิน)", "See tenants' QR payments (financial data)"},
+	ScopePaymentsWrite:      {"สร้างลิงก์ชำระเงินด้วย QR ให้บิล (ไม่สามารถทำให้บิลเป็น 'ชำระแล้ว' เองได้)", "Create pay-by-QR links for bills (it can never mark anything paid)"},
+	ScopeNotificationsRead:  {"ดูสถานะข้อความแชทที่ส่งถึงผู้เช่า", "See the status of chat messages to tenants"},
+	ScopeNotificationsWrite: {"ส่งใบแจ้งหนี้และข้อความแชทถึงผู้เช่า", "Send bill notices and chat messages to tenants"},
+	ScopeWebhooksManage:     {"ตั้งค่าการแจ้งเหตุการณ์อัตโนมัติ (webhook) ของแอปพลิเคชัน", "Set up the application's webhook endpoints (automatic event notices)"},
+}
+
+// ScopeText is what a scope allows, in plain Thai and English, for people
+// who grant it (the consent page) and who review it later (the landlord's
+// list of connected applications). A name that is not a scope is shown as
+// it is.
+func ScopeText(scope Scope) (th, en string) {
+	if t, ok := scopeText[scope]; ok {
+		return t[0], t[1]
+	}
+	return string(scope), string(scope)
+}

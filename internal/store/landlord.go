@@ -1,0 +1,135 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"rentapi/internal/promptpay"
+	"rentapi/internal/rental"
+)
+
+// Landlord returns a landlord's own account for the landlord's settings:
+// plan, PromptPay receiver, and the counts of its properties and rooms.
+func (q *Queries) Landlord(ctx context.Context, landlordID string) (*rental.Landlord, error) {
+	l := rental.Landlord{ID: landlordID}
+	var plan string
+	var receiver sql.NullString
+	err := q.c.QueryRowContext(ctx, `SELECT name, plan, qr_payments, promptpay,
+			(SELECT COUNT(*) FROM properties WHERE landlord_id = $1),
+			(SELECT COUNT(*) FROM rooms WHERE landlord_id = $1)
+		FROM landlords WHERE id = $1 AND sandbox = FALSE`, landlordID).
+		Scan(&l.Name, &plan, &l.QRPayments, &receiver, &l.Usage.Properties, &l.Usage.Rooms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("landlord", landlordID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: landlord: %w", err)
+	}
+	l.Plan = rental.LandlordPlan(plan)
+	if receiver.Valid {
+		var r promptpay.Receiver
+		if err := json.Unmarshal([]byte(receiver.String), &r); err != nil {
+			return nil, fmt.Errorf("store: landlord %s receiver: %w", landlordID, err)
+		}
+		l.Receiver = &r
+	}
+	return &l, nil
+}
+
+// ChangeLandlordPlan moves a landlord to a plan its data fits
+// (rental.CheckPlanChange). It claims the landlord first, so no property
+// or room can be added between the count and the change; QR payments
+// follow the plan (SetLandlordPlan).
+func (tx *Tx) ChangeLandlordPlan(ctx context.Context, landlordID string, plan rental.LandlordPlan) error {
+	if err := tx.Claim(ctx, &rental.Account{LandlordID: landlordID}); errors.Is(err, sql.ErrNoRows) {
+		return rental.NotFound("landlord", landlordID)
+	} else if err != nil {
+		return err
+	}
+	l, err := tx.Landlord(ctx, landlordID)
+	if err != nil {
+		return err
+	}
+	if err := rental.CheckPlanChange(plan, l.Usage); err != nil {
+		return err
+	}
+	return tx.SetLandlordPlan(ctx, landlordID, plan)
+}
+
+const connectionColumns = `a.id, a.application_id, app.name, app.company, a.scopes, a.updated_at`
+
+func scanConnection(sc interface{ Scan(...any) error }) (rental.Connection, error) {
+	var c rental.Connection
+	var scopes string
+	var approved int64
+	err := sc.Scan(&c.AccountID, &c.ApplicationID, &c.Application, &c.Company, &scopes, &approved)
+	c.Granted, _ = rental.ParseScopes(scopes)
+	c.ApprovedAt = rental.UnixMilli(approved)
+	return c, err
+}
+
+// Connections lists the applications a landlord is connected to now (a
+// disconnected one is not), by name: what the landlord reviews and may
+// disconnect. A link's updated_at is its latest approval, since only an
+// approval changes a link that is not ended.
+func (q *Queries) Connections(ctx context.Context, landlordID string) ([]rental.Connection, error) {
+	rows, err := q.c.QueryContext(ctx, `SELECT `+connectionColumns+` FROM accounts a JOIN applications app ON app.id = a.application_id
+		WHERE a.landlord_id = $1 AND a.sandbox = FALSE AND a.revoked_at IS NULL ORDER BY app.name, a.id`, landlordID)
+	if err != nil {
+		return nil, fmt.Errorf("store: connections: %w", err)
+	}
+	defer rows.Close()
+	out := []rental.Connection{}
+	for rows.Next() {
+		c, err := scanConnection(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: connections: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: connections: %w", err)
+	}
+	return out, nil
+}
+
+// Connection returns one application the landlord is connected to, by
+// its account; another landlord's account, or a link already ended, is
+// not found.
+func (q *Queries) Connection(ctx context.Context, landlordID, accountID string) (*rental.Connection, error) {
+	c, err := scanConnection(q.c.QueryRowContext(ctx, `SELECT `+connectionColumns+` FROM accounts a JOIN applications app ON app.id = a.application_id
+		WHERE a.landlord_id = $1 AND a.id = $2 AND a.sandbox = FALSE AND a.revoked_at IS NULL`, landlordID, accountID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("connection", accountID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: connection: %w", err)
+	}
+	return &c, nil
+}
+
+// LandlordAccount returns the landlord's account under the application,
+// linked now or before (Revoked says which), so a consent page can tell
+// which scopes the current grant lacks. Never linked is not found.
+func (q *Queries) LandlordAccount(ctx context.Context, appID, landlordID string) (*rental.Account, error) {
+	var id string
+	err := q.c.QueryRowContext(ctx, `SELECT id FROM accounts WHERE application_id = $1 AND landlord_id = $2`, appID, landlordID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("account", "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: landlord account: %w", err)
+	}
+	return q.GetAccount(ctx, appID, id)
+}
+
+// SetApplicationScopes replaces the scopes an application asks landlords
+// for. Grants stay as the landlords gave them: a scope added here is used
+// only once a landlord approves it (a request may use key ∩ application ∩
+// grant), and a scope removed here is refused from the next request.
+func (tx *Tx) SetApplicationScopes(ctx context.Context, appID string, scopes rental.Scopes) error {
+	return tx.execOne(ctx, "application", appID, `UPDATE applications SET scopes = $2 WHERE id = $1`, appID, scopes.Intersect(rental.AllScopes).String())
+}

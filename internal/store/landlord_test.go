@@ -1,0 +1,199 @@
+package store_test
+
+import (
+	"testing"
+
+	"rentapi/internal/promptpay"
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+	"rentapi/internal/store/storetest"
+)
+
+// A landlord's own account: counts across its data, the receiver, and
+// plan changes that the data must fit, with QR payments following the
+// plan; a sandbox landlord is nobody's own account.
+func TestLandlordSettings(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		for _, name := range []string{"Baan Suk", "Baan Rak"} {
+			p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+				prop, err := tx.CreateProperty(ctx, acct, p)
+				if err != nil {
+					return err
+				}
+				for _, n := range []string{"101", "102", "103"} {
+					if _, err := tx.CreateRoom(ctx, acct, rental.Room{PropertyID: prop.ID, Number: n, MonthlyRent: 350000, Status: "vacant"}); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, err := e.DB.Read().Landlord(ctx, acct.LandlordID)
+		if err != nil || l.Usage != (rental.Capacity{Properties: 2, Rooms: 6}) || l.Plan != rental.LandlordStandard || !l.QRPayments || l.Receiver != nil {
+			t.Fatalf("landlord %+v (%v)", l, err)
+		}
+		if _, err := e.DB.Read().Landlord(ctx, f.Sandbox(t, e.DB).LandlordID); !rental.IsNotFound(err) {
+			t.Fatalf("a sandbox landlord: %v", err)
+		}
+
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.SetPromptPay(ctx, acct.LandlordID, promptpay.Receiver{Kind: promptpay.Mobile, ID: "081-234-5678"})
+			return err
+		})
+		if l, _ = e.DB.Read().Landlord(ctx, acct.LandlordID); err != nil || l.Receiver == nil || l.Receiver.ID != "0812345678" {
+			t.Fatalf("receiver %+v (%v)", l.Receiver, err)
+		}
+
+		change := func(plan rental.LandlordPlan) error {
+			return e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.ChangeLandlordPlan(ctx, acct.LandlordID, plan) })
+		}
+		if err := change(rental.LandlordFree); codeOf(err) != "plan_too_small" {
+			t.Fatalf("two properties on free: %v", err)
+		}
+		if err := change(rental.LandlordPro); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := e.DB.Read().GetAccount(ctx, f.App.ID, acct.ID)
+		if a.Plan != rental.LandlordPro || !a.QRPayments {
+			t.Fatalf("pro: %+v", a)
+		}
+		// Down to one property, which free holds: QR payments go with it.
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			props, _, err := tx.ListProperties(ctx, acct, store.Page{Limit: 10})
+			if err != nil {
+				return err
+			}
+			rooms, _, err := tx.ListRooms(ctx, acct, store.RoomFilter{PropertyID: props[0].ID}, store.Page{Limit: 10})
+			if err != nil {
+				return err
+			}
+			for _, r := range rooms {
+				if err := tx.DeleteRoom(ctx, acct, r.ID); err != nil {
+					return err
+				}
+			}
+			return tx.DeleteProperty(ctx, acct, props[0].ID)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := change(rental.LandlordFree); err != nil {
+			t.Fatal(err)
+		}
+		if a, _ = e.DB.Read().GetAccount(ctx, f.App.ID, acct.ID); a.Plan != rental.LandlordFree || a.QRPayments {
+			t.Fatalf("free: %+v", a)
+		}
+		if err := change("gold"); codeOf(err) != "invalid_parameter" {
+			t.Fatalf("unknown plan: %v", err)
+		}
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.ChangeLandlordPlan(ctx, "ll_nobody", rental.LandlordPro) })
+		if !rental.IsNotFound(err) {
+			t.Fatalf("unknown landlord: %v", err)
+		}
+	})
+}
+
+// A landlord's connections: the applications linked now, each with its
+// name, company, grant and latest approval; one disconnected leaves the
+// list, and comes back with the same account when approved again.
+// Another landlord's account is not found.
+func TestConnections(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		var other *rental.Application
+		var ll, stranger string
+		err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+			other, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: f.Developer.ID, Name: "Accounting", Company: "Acme Co",
+				Scopes: rental.Scopes{rental.ScopeBillsRead, rental.ScopePropertiesRead}})
+			if err != nil {
+				return err
+			}
+			if ll, err = tx.CreateLandlord(ctx, "Somchai", rental.LandlordFree); err != nil {
+				return err
+			}
+			stranger, err = tx.CreateLandlord(ctx, "Somsak", rental.LandlordFree)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		link := func(appID, landlord string, granted rental.Scopes) *rental.Account {
+			var a *rental.Account
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) { a, err = tx.LinkAccount(ctx, appID, landlord, granted); return err }); err != nil {
+				t.Fatal(err)
+			}
+			return a
+		}
+		if _, err := e.DB.Read().LandlordAccount(ctx, f.App.ID, ll); !rental.IsNotFound(err) {
+			t.Fatalf("never linked: %v", err)
+		}
+		first := link(f.App.ID, ll, rental.Scopes{rental.ScopeRoomsRead})
+		second := link(other.ID, ll, rental.Scopes{rental.ScopeBillsRead})
+		link(other.ID, stranger, rental.Scopes{rental.ScopeBillsRead})
+		list, err := e.DB.Read().Connections(ctx, ll)
+		if err != nil || len(list) != 2 || list[0].Application != "Accounting" || list[0].Company != "Acme Co" || list[0].AccountID != second.ID ||
+			list[1].Application != "App" || list[1].ApplicationID != f.App.ID || list[1].Granted.String() != "rooms:read" || list[1].ApprovedAt.IsZero() {
+			t.Fatalf("connections %+v (%v)", list, err)
+		}
+		if _, err := e.DB.Read().Connection(ctx, stranger, first.ID); !rental.IsNotFound(err) {
+			t.Fatalf("another landlord's account: %v", err)
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, first.ID) }); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.DB.Read().Connection(ctx, ll, first.ID); !rental.IsNotFound(err) {
+			t.Fatalf("a disconnected application: %v", err)
+		}
+		if list, _ := e.DB.Read().Connections(ctx, ll); len(list) != 1 || list[0].AccountID != second.ID {
+			t.Fatalf("after disconnecting: %+v", list)
+		}
+		if a, err := e.DB.Read().LandlordAccount(ctx, f.App.ID, ll); err != nil || a.ID != first.ID || !a.Revoked {
+			t.Fatalf("the ended link: %+v (%v)", a, err)
+		}
+		e.Clock.Advance(rental.SessionIdle)
+		again := link(f.App.ID, ll, rental.Scopes{rental.ScopeRoomsRead, rental.ScopeBillsRead})
+		c, err := e.DB.Read().Connection(ctx, ll, first.ID)
+		if err != nil || again.ID != first.ID || c.Granted.String() != "rooms:read bills:read" || !c.ApprovedAt.After(list[1].ApprovedAt.Time) {
+			t.Fatalf("relinked: %+v %+v (%v)", again, c, err)
+		}
+	})
+}
+
+// An application's scopes change; grants stay as the landlords gave them.
+func TestSetApplicationScopes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordFree, rental.Scopes{rental.ScopeRoomsRead})
+		more := rental.Scopes{rental.ScopePaymentsRead, rental.ScopeRoomsRead}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetApplicationScopes(ctx, f.App.ID, more) }); err != nil {
+			t.Fatal(err)
+		}
+		app, _ := e.DB.Read().GetApplication(ctx, f.App.ID)
+		a, _ := e.DB.Read().GetAccount(ctx, f.App.ID, acct.ID)
+		if app.Scopes.String() != "rooms:read payments:read" || a.Granted.String() != "rooms:read" {
+			t.Fatalf("application %v, grant %v", app.Scopes, a.Granted)
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetApplicationScopes(ctx, "app_nope", more) }); !rental.IsNotFound(err) {
+			t.Fatalf("unknown application: %v", err)
+		}
+	})
+}
+
+func codeOf(err error) string {
+	if e, ok := rental.AsError(err); ok {
+		return e.Code
+	}
+	return ""
+}

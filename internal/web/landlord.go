@@ -1,0 +1,317 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"rentapi/internal/api"
+	"rentapi/internal/promptpay"
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+// landlordRoutes adds the landlord's own pages: the settings of /app (plan,
+// PromptPay receiver, connected applications) and the consent pages of
+// connect links, which a landlord signs in to.
+func (s *site) landlordRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /app", s.signedIn(landlordArea, s.handleApp))
+	mux.HandleFunc("POST /app/plan", s.signedIn(landlordArea, s.handlePlan))
+	mux.HandleFunc("POST /app/promptpay", s.signedIn(landlordArea, s.handlePromptPay))
+	mux.HandleFunc("GET /app/connections/{account_id}/disconnect", s.signedIn(landlordArea, s.handleDisconnectPage))
+	mux.HandleFunc("POST /app/connections/{account_id}/disconnect", s.signedIn(landlordArea, s.handleDisconnect))
+	mux.HandleFunc("GET /connect/{application_id}", s.handleConnect)
+	mux.HandleFunc("POST /connect/{application_id}", s.handleConsent)
+	mux.HandleFunc("/connect/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, landlordArea, rental.NotFound("page", "")) })
+}
+
+// appPage is what /app shows: the landlord's account, its plan against the
+// others, the PromptPay receiver (or the form sent with what was wrong),
+// and the connected applications.
+type appPage struct {
+	Landlord    *rental.Landlord
+	PlanTH      string
+	PlanEN      string
+	Limits      capacityView
+	Usage       capacityView
+	Plans       []planView
+	PlanError   string
+	Receiver    receiverView
+	Kinds       []kindView
+	Form        receiverForm
+	FormError   string
+	Connections []connectionView
+}
+
+// capacityView is a count of properties and rooms, written for people.
+type capacityView struct {
+	Properties, Rooms       int
+	PropertiesS, RoomsS     string
+	PropertiesMax, RoomsMax int
+}
+
+func newCapacity(c, limit rental.Capacity) capacityView {
+	return capacityView{Properties: c.Properties, Rooms: c.Rooms, PropertiesS: count(c.Properties), RoomsS: count(c.Rooms),
+		PropertiesMax: limit.Properties, RoomsMax: limit.Rooms}
+}
+
+// planView is one landlord plan offered on the form.
+type planView struct {
+	Plan       rental.LandlordPlan
+	TH, EN     string
+	Limits     capacityView
+	QRPayments bool
+	Current    bool
+}
+
+var planNames = map[rental.LandlordPlan][2]string{
+	rental.LandlordFree:     {"ฟรี", "Free"},
+	rental.LandlordStandard: {"มาตรฐาน", "Standard"},
+	rental.LandlordPro:      {"โปร", "Pro"},
+}
+
+// receiverView is the PromptPay receiver as set.
+type receiverView struct {
+	Set            bool
+	KindTH, KindEN string
+	ID, Ref2       string
+}
+
+// kindView is one kind of PromptPay receiver on the form.
+type kindView struct {
+	Kind, TH, EN string
+	Selected     bool
+}
+
+var receiverKinds = []kindView{
+	{Kind: promptpay.Mobile, TH: "เบอร์มือถือ", EN: "Mobile number"},
+	{Kind: promptpay.NationalID, TH: "เลขประจำตัวประชาชน", EN: "National ID"},
+	{Kind: promptpay.TaxID, TH: "เลขประจำตัวผู้เสียภาษี", EN: "Tax ID"},
+	{Kind: promptpay.EWallet, TH: "อีวอลเล็ต", EN: "e-Wallet ID"},
+	{Kind: promptpay.Biller, TH: "Biller ID (บัญชีร้านค้า)", EN: "Biller ID"},
+}
+
+// receiverForm is what the landlord typed, kept for the form shown again.
+type receiverForm struct{ Kind, ID, Ref2 string }
+
+// connectionView is one connected application.
+type connectionView struct {
+	AccountID, Application, Company string
+	Scopes                          []scopeView
+	ApprovedTH, ApprovedEN          string
+}
+
+// scopeView is a scope in plain words; New marks one the landlord has not
+// granted before.
+type scopeView struct {
+	Name, TH, EN string
+	New          bool
+}
+
+func scopeViews(scopes, fresh rental.Scopes) []scopeView {
+	out := make([]scopeView, 0, len(scopes))
+	for _, sc := range scopes {
+		th, en := rental.ScopeText(sc)
+		out = append(out, scopeView{Name: string(sc), TH: th, EN: en, New: fresh.Has(sc)})
+	}
+	return out
+}
+
+// done is the message of a change made, by the name in ?done=: a fixed
+// set, so the address cannot make the page say anything else.
+var done = map[string]string{
+	"plan":         "เปลี่ยนแพ็กเกจแล้ว · The plan is changed.",
+	"promptpay":    "บันทึกบัญชีพร้อมเพย์แล้ว · The PromptPay receiver is saved.",
+	"disconnected": "ยกเลิกการเชื่อมต่อแล้ว แอปพลิเคชันนี้เข้าถึงบัญชีของคุณไม่ได้อีก ข้อมูลของคุณยังอยู่ครบ · Disconnected: the application can no longer reach your account. Your data is kept.",
+}
+
+// appData loads what /app shows for the landlord.
+func (s *site) appData(r *http.Request, landlordID string) (*appPage, error) {
+	q := s.db.Read()
+	l, err := q.Landlord(r.Context(), landlordID)
+	if err != nil {
+		return nil, err
+	}
+	conns, err := q.Connections(r.Context(), landlordID)
+	if err != nil {
+		return nil, err
+	}
+	d := &appPage{Landlord: l, Limits: newCapacity(l.Plan.Capacity(), l.Plan.Capacity()), Usage: newCapacity(l.Usage, l.Plan.Capacity())}
+	d.PlanTH, d.PlanEN = planNames[l.Plan][0], planNames[l.Plan][1]
+	for _, p := range rental.LandlordPlans {
+		d.Plans = append(d.Plans, planView{Plan: p, TH: planNames[p][0], EN: planNames[p][1], Limits: newCapacity(p.Capacity(), p.Capacity()),
+			QRPayments: p.QRPayments(), Current: p == l.Plan})
+	}
+	if rv := l.Receiver; rv != nil {
+		d.Receiver = receiverView{Set: true, ID: rv.ID, Ref2: rv.Ref2}
+		d.Form = receiverForm{Kind: rv.Kind, ID: rv.ID, Ref2: rv.Ref2}
+		for _, k := range receiverKinds {
+			if k.Kind == rv.Kind {
+				d.Receiver.KindTH, d.Receiver.KindEN = k.TH, k.EN
+			}
+		}
+	}
+	for _, c := range conns {
+		v := connectionView{AccountID: c.AccountID, Application: c.Application, Company: c.Company, Scopes: scopeViews(c.Granted, nil)}
+		v.ApprovedTH, v.ApprovedEN = dates(c.ApprovedAt.Time)
+		d.Connections = append(d.Connections, v)
+	}
+	return d, nil
+}
+
+// showApp renders /app with d, its kinds marked for the form's choice.
+func (s *site) showApp(w http.ResponseWriter, r *http.Request, p *rental.Person, status int, d *appPage, flash string) {
+	d.Kinds = make([]kindView, len(receiverKinds))
+	for i, k := range receiverKinds {
+		k.Selected = k.Kind == d.Form.Kind
+		d.Kinds[i] = k
+	}
+	s.render(w, r, status, "app", page{Area: landlordArea, Person: p, Flash: flash, Data: d})
+}
+
+// handleApp shows the landlord's account.
+func (s *site) handleApp(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+	d, err := s.appData(r, p.LandlordID)
+	if err != nil {
+		s.fail(w, r, landlordArea, err)
+		return
+	}
+	s.showApp(w, r, p, http.StatusOK, d, done[r.URL.Query().Get("done")])
+}
+
+// handlePlan moves the landlord to the chosen plan. A plan the data does
+// not fit is the page again saying what is over; moving to free turns QR
+// payments off from the next request on.
+func (s *site) handlePlan(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+	if err := form(w, r); err != nil {
+		s.fail(w, r, landlordArea, err)
+		return
+	}
+	plan := rental.LandlordPlan(r.PostForm.Get("plan"))
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.ChangeLandlordPlan(r.Context(), p.LandlordID, plan) })
+	if e, ok := rental.AsError(err); ok && api.StatusOf(err) < 500 && !rental.IsNotFound(err) {
+		d, derr := s.appData(r, p.LandlordID)
+		if derr != nil {
+			s.fail(w, r, landlordArea, derr)
+			return
+		}
+		d.PlanError = "เปลี่ยนเป็นแพ็กเกจนี้ไม่ได้ · " + e.Message
+		if e.Code == "plan_too_small" {
+			d.PlanError = "แพ็กเกจนี้รองรับหอพักหรือห้องได้น้อยกว่าที่คุณมีอยู่ ลบบางส่วนก่อน หรือเลือกแพ็กเกจที่ใหญ่กว่า · " + e.Message
+		}
+		s.showApp(w, r, p, api.StatusOf(err), d, "")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, landlordArea, err)
+		return
+	}
+	http.Redirect(w, r, "/app?done=plan", http.StatusSeeOther)
+}
+
+// receiverFieldTH says in Thai which field of the receiver to fix; the
+// check's own English message follows it.
+var receiverFieldTH = map[string]string{
+	"kind": "เลือกประเภทบัญชีพร้อมเพย์",
+	"id":   "ตรวจสอบหมายเลขพร้อมเพย์อีกครั้ง",
+	"ref2": "Ref2 ใช้ได้เฉพาะตัวอักษร A-Z และตัวเลข ไม่เกิน 20 ตัว",
+}
+
+// handlePromptPay sets where the landlord's QRs pay into. A value that is
+// no PromptPay receiver is the form again, as typed, with what to fix.
+// Ref2 belongs to a biller only and is left out for any other kind.
+func (s *site) handlePromptPay(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+	if err := form(w, r); err != nil {
+		s.fail(w, r, landlordArea, err)
+		return
+	}
+	in := receiverForm{Kind: r.PostForm.Get("kind"), ID: strings.TrimSpace(r.PostForm.Get("id")), Ref2: strings.TrimSpace(r.PostForm.Get("ref2"))}
+	rv := promptpay.Receiver{Kind: in.Kind, ID: in.ID}
+	if in.Kind == promptpay.Biller {
+		rv.Ref2 = in.Ref2
+	}
+	var fe *promptpay.FieldError
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+		_, err := tx.SetPromptPay(r.Context(), p.LandlordID, rv)
+		return err
+	})
+	if errors.As(err, &fe) {
+		d, derr := s.appData(r, p.LandlordID)
+		if derr != nil {
+			s.fail(w, r, landlordArea, derr)
+			return
+		}
+		d.Form = in
+		d.FormError = receiverFieldTH[fe.Field] + " · " + sentence(fe.Message)
+		s.showApp(w, r, p, http.StatusBadRequest, d, "")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, landlordArea, err)
+		return
+	}
+	http.Redirect(w, r, "/app?done=promptpay", http.StatusSeeOther)
+}
+
+// sentence starts a message with a capital and ends it with a full stop.
+func sentence(m string) string {
+	if m == "" {
+		return m
+	}
+	m = strings.ToUpper(m[:1]) + m[1:]
+	if !strings.HasSuffix(m, ".") {
+		m += "."
+	}
+	return m
+}
+
+// handleDisconnectPage asks the landlord to confirm a disconnection.
+func (s *site) handleDisconnectPage(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+	c, err := s.db.Read().Connection(r.Context(), p.LandlordID, r.PathValue("account_id"))
+	if err != nil {
+		s.fail(w, r, landlordArea, err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "disconnect", page{Area: landlordArea, Person: p, Data: c})
+}
+
+// handleDisconnect ends the link between the landlord and one application:
+// from the next request on, every key of the application is refused on this
+// account (403 account_access_revoked); the data stays, and linking again
+// needs a new approval.
+func (s *site) handleDisconnect(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+		c, err := tx.Connection(r.Context(), p.LandlordID, r.PathValue("account_id"))
+		if err != nil {
+			return err
+		}
+		return tx.RevokeAccount(r.Context(), c.ApplicationID, c.AccountID)
+	})
+	if err != nil {
+		s.fail(w, r, landlordArea, err)
+		return
+	}
+	http.Redirect(w, r, "/app?done=disconnected", http.StatusSeeOther)
+}
+
+// count writes a number with thousands separators: 20000 → 20,000.
+func count(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// dates writes a day in Thai (Buddhist era) and in English, in Thailand's
+// time.
+func dates(t time.Time) (th, en string) {
+	t = t.In(rental.Bangkok)
+	return strconv.Itoa(t.Day()) + " " + thaiMonths[t.Month()-1] + " " + strconv.Itoa(t.Year()+543), t.Format("2 January 2006")
+}
