@@ -326,13 +326,14 @@ func (tx *Tx) insertKey(ctx context.Context, key *rental.APIKey, fingerprint str
 
 // RotateAPIKey replaces a key with a new one of the same settings. The old
 // key keeps working for rental.KeyRotationGraceHours (or until its own
-// earlier expiry), so clients can switch over without downtime.
-func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix string) (*rental.APIKey, error) {
+// earlier expiry), so clients can switch over without downtime. prefix
+// and last4 are the new secret's visible parts.
+func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix, last4 string) (*rental.APIKey, error) {
 	old, err := tx.getKey(ctx, `k.id = $1`, keyID)
 	if err != nil {
 		return nil, err
 	}
-	key, expiryChanged, err := old.Rotate(rental.NewID(rental.PrefixAPIKey), prefix, tx.Now)
+	key, expiryChanged, err := old.Rotate(rental.NewID(rental.PrefixAPIKey), prefix, last4, tx.Now)
 	if err != nil {
 		return nil, err
 	}
