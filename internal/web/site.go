@@ -18,6 +18,7 @@ import (
 	"rentapi/internal/api"
 	"rentapi/internal/identity"
 	"rentapi/internal/rental"
+	"rentapi/internal/secret"
 	"rentapi/internal/store"
 )
 
@@ -60,6 +61,9 @@ type page struct {
 	Error  string
 	Status int
 	Detail string
+	// Wide lets a page use a desktop's width (lists of keys, say); every
+	// page still fits a phone.
+	Wide bool
 	// Sign-in and sign-up forms.
 	Next, Email, Name string
 	// Data is the page's own.
@@ -78,11 +82,15 @@ type site struct {
 	secure    bool
 	publicURL string
 	tpl       map[string]*template.Template
+	// secret fingerprints the API keys the portal makes, as the API
+	// fingerprints the keys it is sent.
+	secret *secret.Secret
 }
 
-// parseTemplates gives each page template its own copy of the layout.
+// parseTemplates gives each page template its own copy of the layout and
+// of the parts pages share (templates/parts).
 func parseTemplates() map[string]*template.Template {
-	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templates, "templates/layout.html"))
+	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templates, "templates/layout.html", "templates/parts/*.html"))
 	out := map[string]*template.Template{}
 	names, _ := fs.Glob(templates, "templates/*.html")
 	for _, name := range names {
