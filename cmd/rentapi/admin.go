@@ -220,7 +220,7 @@ func createKey(ctx context.Context, db *store.DB, sec *secret.Secret, appID stri
 	}
 	text := rental.NewAPIKeySecret(mode)
 	nk := store.NewKey{ApplicationID: app, Name: name, Mode: mode, Scopes: sc, AccountID: account,
-		Fingerprint: sec.Fingerprint(text), Prefix: rental.KeyVisiblePrefix(text)}
+		Fingerprint: sec.Fingerprint(text), Prefix: rental.KeyVisiblePrefix(text), Last4: rental.KeyLast4(text)}
 	if expiresIn > 0 {
 		t := db.Now().Add(expiresIn)
 		nk.ExpiresAt = &t

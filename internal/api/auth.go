@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
@@ -54,6 +56,9 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 		s.limits.failed(r.Context(), ip, now)
 		return nil, errInvalidKey
 	}
+	if k.UseToNote(now) {
+		s.noteKeyUse(r.Context(), k.ID, now)
+	}
 	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
 	inf := info(r.Context())
 	inf.applicationID, inf.mode = owner.App.ID, string(k.Mode)
@@ -90,6 +95,22 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 		cl.scopes = k.Scopes.Intersect(owner.App.Scopes)
 	}
 	return s.checkLive(cl)
+}
+
+// keyUseWait bounds how long writing down a key's use may hold up the
+// request it came with.
+const keyUseWait = 250 * time.Millisecond
+
+// noteKeyUse writes down the key's use for the portal's "last used": at
+// most once a minute per key, and never at the request's expense. The wait
+// is short, a failure is only logged, and a client that hangs up does not
+// cut the write short.
+func (s *Server) noteKeyUse(ctx context.Context, keyID string, now time.Time) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyUseWait)
+	defer cancel()
+	if err := s.db.NoteKeyUse(ctx, keyID, now); err != nil {
+		s.log.WarnContext(ctx, "key last use not written", "request_id", requestID(ctx), "key_id", keyID, "error", err.Error())
+	}
 }
 
 // checkLive refuses live requests while an invoice of the developer is overdue.

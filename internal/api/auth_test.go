@@ -156,7 +156,7 @@ func TestKeyLifecycle(t *testing.T) {
 		}
 		newKey := rental.NewAPIKeySecret(rental.ModeTest)
 		err = e.DB.InTx(t.Context(), func(tx *store.Tx) error {
-			_, err := tx.RotateAPIKey(t.Context(), owner.Key.ID, h.sec.Fingerprint(newKey), rental.KeyVisiblePrefix(newKey))
+			_, err := tx.RotateAPIKey(t.Context(), owner.Key.ID, h.sec.Fingerprint(newKey), rental.KeyVisiblePrefix(newKey), rental.KeyLast4(newKey))
 			return err
 		})
 		if err != nil {

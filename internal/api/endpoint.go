@@ -280,14 +280,4 @@ func checkPathIDs(r *http.Request) error {
 var pathWildcard = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 // validID reports whether s has the shape of an ID of ours.
-func validID(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
-}
+func validID(s string) bool { return rental.WellFormedID(s) }

@@ -169,6 +169,7 @@ type Application struct {
 	DeveloperID      string
 	Name             string
 	Company          string
+	Description      string // for the developer's own records; shown only in the portal
 	Disabled         bool
 	Scopes           Scopes // what the application asks landlords for
 	RedirectURIs     []string
@@ -184,12 +185,16 @@ type APIKey struct {
 	Name          string
 	Mode          Mode
 	Prefix        string // the first characters, shown to tell keys apart
+	Last4         string // the last four characters, shown with Prefix
 	Scopes        Scopes
 	AccountID     string // a live key bound to one account; "" when unbound
 	ExpiresAt     *Time
 	RevokedAt     *Time
 	RotatedFrom   string
 	CreatedAt     Time
+	// LastUsedAt is when the key last authenticated a request, to within
+	// KeyUseResolution; nil for a key never used.
+	LastUsedAt *Time
 }
 
 // KeyRotationGraceHours is how long a rotated key keeps working.
@@ -304,6 +309,15 @@ func KeyVisiblePrefix(key string) string {
 	return key[:len(KeyPrefixTest)+4]
 }
 
+// KeyLast4 is the part of a key's end kept in clear: with the visible
+// prefix, enough to recognise a key in a listing, far too little to use.
+func KeyLast4(key string) string {
+	if len(key) < len(KeyPrefixTest)+8 {
+		return ""
+	}
+	return key[len(key)-4:]
+}
+
 // LooksLikeAPIKey reports whether s has the shape of a key of either mode;
 // a key that does not is refused without a database lookup.
 func LooksLikeAPIKey(s string) bool {
@@ -403,16 +417,16 @@ func (k *APIKey) Usable(now time.Time) bool {
 }
 
 // Rotate makes the key's successor at now, with the same settings, a new
-// id and visible prefix, and shortens the old key's life to the rotation
+// id and visible prefix and end (its own last use: none yet), and shortens the old key's life to the rotation
 // grace period (or leaves its own earlier expiry). A revoked or expired key
 // cannot be rotated (409 invalid_state). expiryChanged reports whether the
 // old key's ExpiresAt moved.
-func (k *APIKey) Rotate(id, prefix string, now time.Time) (next APIKey, expiryChanged bool, err error) {
+func (k *APIKey) Rotate(id, prefix, last4 string, now time.Time) (next APIKey, expiryChanged bool, err error) {
 	if !k.Usable(now) {
 		return APIKey{}, false, Conflict("invalid_state", "Key %s is revoked or expired and cannot be rotated.", k.ID)
 	}
 	next = *k // the same settings, its own expiry included
-	next.ID, next.Prefix, next.RotatedFrom, next.CreatedAt, next.RevokedAt = id, prefix, k.ID, Time{Time: now}, nil
+	next.ID, next.Prefix, next.Last4, next.RotatedFrom, next.CreatedAt, next.RevokedAt, next.LastUsedAt = id, prefix, last4, k.ID, Time{Time: now}, nil, nil
 	grace := now.Add(KeyRotationGraceHours * time.Hour)
 	if k.ExpiresAt == nil || k.ExpiresAt.After(grace) {
 		k.ExpiresAt, expiryChanged = &Time{Time: grace}, true

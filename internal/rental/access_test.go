@@ -56,7 +56,8 @@ func TestKeyRotation(t *testing.T) {
 	for _, c := range cases {
 		old := c.key
 		old.ID, old.Name, old.Mode, old.Scopes, old.AccountID = "key_old", "Prod", ModeLive, Scopes{ScopeBillsRead}, "acct_1"
-		next, changed, err := old.Rotate("key_new", "svc_live_AbCd", now)
+		old.Last4, old.LastUsedAt = "wxyz", at(-time.Minute)
+		next, changed, err := old.Rotate("key_new", "svc_live_AbCd", "9876", now)
 		if code(err) != c.code {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -67,6 +68,7 @@ func TestKeyRotation(t *testing.T) {
 			t.Errorf("%s: old expires %v (changed %v)", c.name, old.ExpiresAt, changed)
 		}
 		if next.ID != "key_new" || next.RotatedFrom != "key_old" || next.Name != "Prod" || next.AccountID != "acct_1" ||
+			next.Prefix != "svc_live_AbCd" || next.Last4 != "9876" || next.LastUsedAt != nil ||
 			!next.CreatedAt.Equal(now) || (next.ExpiresAt == nil) != (c.nextExpires == nil) ||
 			(next.ExpiresAt != nil && !next.ExpiresAt.Equal(c.nextExpires.Time)) {
 			t.Errorf("%s: successor %+v", c.name, next)

@@ -28,6 +28,21 @@ func NewID(prefix string) string {
 	return prefix + "_" + randomString(24, idAlphabet)
 }
 
+// WellFormedID reports whether s has the shape of an ID of ours (1 to 64
+// lower-case letters, digits and underscores): anything else cannot name an
+// object, and is answered as not found without asking the database.
+func WellFormedID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // randomString draws n characters of alphabet uniformly (rejection sampling,
 // so no character is more likely than another).
 func randomString(n int, alphabet string) string {

@@ -40,6 +40,7 @@ type ApplicationSpec struct {
 	DeveloperID  string
 	Name         string
 	Company      string
+	Description  string
 	Scopes       rental.Scopes
 	RedirectURIs []string
 }
@@ -54,12 +55,12 @@ func (tx *Tx) CreateApplication(ctx context.Context, spec ApplicationSpec) (*ren
 	}
 	app := &rental.Application{
 		ID: rental.NewID(rental.PrefixApplication), DeveloperID: spec.DeveloperID, Name: spec.Name, Company: spec.Company,
-		Scopes: spec.Scopes, RedirectURIs: spec.RedirectURIs, CreatedAt: rental.Time{Time: tx.Now},
+		Description: spec.Description, Scopes: spec.Scopes, RedirectURIs: spec.RedirectURIs, CreatedAt: rental.Time{Time: tx.Now},
 	}
 	app.SandboxAccountID = rental.NewID(rental.PrefixAccount)
-	_, err = tx.c.ExecContext(ctx, `INSERT INTO applications (id, developer_id, name, company, scopes, redirect_uris, sandbox_account_id, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		app.ID, app.DeveloperID, app.Name, app.Company, app.Scopes.String(), string(uris), app.SandboxAccountID, ms(tx.Now))
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO applications (id, developer_id, name, company, description, scopes, redirect_uris, sandbox_account_id, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		app.ID, app.DeveloperID, app.Name, app.Company, app.Description, app.Scopes.String(), string(uris), app.SandboxAccountID, ms(tx.Now))
 	if err != nil {
 		return nil, fmt.Errorf("store: create application: %w", err)
 	}
@@ -119,9 +120,9 @@ func (q *Queries) GetApplication(ctx context.Context, id string) (*rental.Applic
 	var app rental.Application
 	var scopes, uris string
 	var created int64
-	err := q.c.QueryRowContext(ctx, `SELECT id, developer_id, name, company, disabled, scopes, redirect_uris, sandbox_account_id, created_at
+	err := q.c.QueryRowContext(ctx, `SELECT id, developer_id, name, company, description, disabled, scopes, redirect_uris, sandbox_account_id, created_at
 		FROM applications WHERE id = $1`, id).
-		Scan(&app.ID, &app.DeveloperID, &app.Name, &app.Company, &app.Disabled, &scopes, &uris, &app.SandboxAccountID, &created)
+		Scan(&app.ID, &app.DeveloperID, &app.Name, &app.Company, &app.Description, &app.Disabled, &scopes, &uris, &app.SandboxAccountID, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("application", id)
 	}
@@ -217,25 +218,32 @@ func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error 
 // account of another application is not found.
 func (q *Queries) GetAccount(ctx context.Context, appID, accountID string) (*rental.Account, error) {
 	var a rental.Account
-	var scopes, plan string
-	var revoked sql.NullInt64
-	var created, updated int64
-	err := q.c.QueryRowContext(ctx, `SELECT a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox,
-			a.revoked_at, a.scopes, a.created_at, a.updated_at
+	err := scanAccount(q.c.QueryRowContext(ctx, `SELECT `+accountColumns+`
 		FROM accounts a JOIN landlords l ON l.id = a.landlord_id
-		WHERE a.application_id = $1 AND a.id = $2`, appID, accountID).
-		Scan(&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated)
+		WHERE a.application_id = $1 AND a.id = $2`, appID, accountID), &a)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("account", accountID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: get account: %w", err)
 	}
+	return &a, nil
+}
+
+const accountColumns = `a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox, a.revoked_at, a.scopes, a.created_at, a.updated_at`
+
+func scanAccount(sc interface{ Scan(...any) error }, a *rental.Account) error {
+	var scopes, plan string
+	var revoked sql.NullInt64
+	var created, updated int64
+	if err := sc.Scan(&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated); err != nil {
+		return err
+	}
 	a.Plan = rental.LandlordPlan(plan)
 	a.Revoked = revoked.Valid
 	a.Granted, _ = rental.ParseScopes(scopes)
 	a.CreatedAt, a.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return &a, nil
+	return nil
 }
 
 // HasLiveAccount reports whether any real landlord is linked to the
@@ -272,6 +280,7 @@ type NewKey struct {
 	ExpiresAt     *time.Time
 	Fingerprint   string
 	Prefix        string
+	Last4         string // rental.KeyLast4 of the secret
 }
 
 // CreateAPIKey stores a key after checking the rules of keys: scopes within
@@ -298,7 +307,7 @@ func (tx *Tx) CreateAPIKey(ctx context.Context, k NewKey) (*rental.APIKey, error
 	}
 	key := &rental.APIKey{
 		ID: rental.NewID(rental.PrefixAPIKey), ApplicationID: k.ApplicationID, Name: k.Name, Mode: k.Mode,
-		Prefix: k.Prefix, Scopes: k.Scopes, AccountID: k.AccountID, CreatedAt: rental.Time{Time: tx.Now},
+		Prefix: k.Prefix, Last4: k.Last4, Scopes: k.Scopes, AccountID: k.AccountID, CreatedAt: rental.Time{Time: tx.Now},
 	}
 	if k.ExpiresAt != nil {
 		key.ExpiresAt = &rental.Time{Time: *k.ExpiresAt}
@@ -314,9 +323,9 @@ func (tx *Tx) insertKey(ctx context.Context, key *rental.APIKey, fingerprint str
 	if key.ExpiresAt != nil {
 		expires = &key.ExpiresAt.Time
 	}
-	_, err := tx.c.ExecContext(ctx, `INSERT INTO api_keys (id, application_id, name, mode, prefix, fingerprint, scopes, account_id, expires_at, rotated_from, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		key.ID, key.ApplicationID, key.Name, string(key.Mode), key.Prefix, fingerprint, key.Scopes.String(),
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO api_keys (id, application_id, name, mode, prefix, last4, fingerprint, scopes, account_id, expires_at, rotated_from, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+		key.ID, key.ApplicationID, key.Name, string(key.Mode), key.Prefix, key.Last4, fingerprint, key.Scopes.String(),
 		nullString(key.AccountID), nullMs(expires), nullString(key.RotatedFrom), ms(tx.Now))
 	if err != nil {
 		return fmt.Errorf("store: create key: %w", err)
@@ -326,13 +335,14 @@ func (tx *Tx) insertKey(ctx context.Context, key *rental.APIKey, fingerprint str
 
 // RotateAPIKey replaces a key with a new one of the same settings. The old
 // key keeps working for rental.KeyRotationGraceHours (or until its own
-// earlier expiry), so clients can switch over without downtime.
-func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix string) (*rental.APIKey, error) {
+// earlier expiry), so clients can switch over without downtime. prefix
+// and last4 are the new secret's visible parts.
+func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix, last4 string) (*rental.APIKey, error) {
 	old, err := tx.getKey(ctx, `k.id = $1`, keyID)
 	if err != nil {
 		return nil, err
 	}
-	key, expiryChanged, err := old.Rotate(rental.NewID(rental.PrefixAPIKey), prefix, tx.Now)
+	key, expiryChanged, err := old.Rotate(rental.NewID(rental.PrefixAPIKey), prefix, last4, tx.Now)
 	if err != nil {
 		return nil, err
 	}
@@ -360,20 +370,20 @@ type KeyOwner struct {
 	Developer rental.Developer
 }
 
-const keyColumns = `k.id, k.application_id, k.name, k.mode, k.prefix, k.scopes, k.account_id, k.expires_at, k.revoked_at, k.rotated_from, k.created_at`
+const keyColumns = `k.id, k.application_id, k.name, k.mode, k.prefix, k.last4, k.scopes, k.account_id, k.expires_at, k.revoked_at, k.rotated_from, k.created_at, k.last_used_at`
 
 func scanKey(sc interface{ Scan(...any) error }, k *rental.APIKey, more ...any) error {
 	var mode, scopes string
 	var account, rotated sql.NullString
-	var expires, revoked sql.NullInt64
+	var expires, revoked, used sql.NullInt64
 	var created int64
-	err := sc.Scan(append([]any{&k.ID, &k.ApplicationID, &k.Name, &mode, &k.Prefix, &scopes, &account, &expires, &revoked, &rotated, &created}, more...)...)
+	err := sc.Scan(append([]any{&k.ID, &k.ApplicationID, &k.Name, &mode, &k.Prefix, &k.Last4, &scopes, &account, &expires, &revoked, &rotated, &created, &used}, more...)...)
 	if err != nil {
 		return err
 	}
 	k.Mode, k.AccountID, k.RotatedFrom = rental.Mode(mode), account.String, rotated.String
 	k.Scopes, _ = rental.ParseScopes(scopes)
-	k.ExpiresAt, k.RevokedAt = optTime(expires), optTime(revoked)
+	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = optTime(expires), optTime(revoked), optTime(used)
 	k.CreatedAt = rental.UnixMilli(created)
 	return nil
 }

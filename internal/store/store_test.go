@@ -58,7 +58,7 @@ func TestKeys(t *testing.T) {
 		// Rotation: the new key has the same settings; the old one expires in 24 h.
 		var rotated *rental.APIKey
 		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
-			rotated, err = tx.RotateAPIKey(ctx, o.Key.ID, sec.Fingerprint("new"), "svc_test_neww")
+			rotated, err = tx.RotateAPIKey(ctx, o.Key.ID, sec.Fingerprint("new"), "svc_test_neww", "neww")
 			return err
 		})
 		if err != nil {

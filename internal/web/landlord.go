@@ -119,14 +119,6 @@ func scopeViews(scopes, fresh rental.Scopes) []scopeView {
 	return out
 }
 
-// done is the message of a change made, by the name in ?done=: a fixed
-// set, so the address cannot make the page say anything else.
-var done = map[string]string{
-	"plan":         "เปลี่ยนแพ็กเกจแล้ว · The plan is changed.",
-	"promptpay":    "บันทึกบัญชีพร้อมเพย์แล้ว · The PromptPay receiver is saved.",
-	"disconnected": "ยกเลิกการเชื่อมต่อแล้ว แอปพลิเคชันนี้เข้าถึงบัญชีของคุณไม่ได้อีก ข้อมูลของคุณยังอยู่ครบ · Disconnected: the application can no longer reach your account. Your data is kept.",
-}
-
 // appData loads what /app shows for the landlord.
 func (s *site) appData(r *http.Request, landlordID string) (*appPage, error) {
 	q := s.db.Read()

@@ -18,6 +18,7 @@ import (
 	"rentapi/internal/api"
 	"rentapi/internal/identity"
 	"rentapi/internal/rental"
+	"rentapi/internal/secret"
 	"rentapi/internal/store"
 )
 
@@ -60,6 +61,9 @@ type page struct {
 	Error  string
 	Status int
 	Detail string
+	// Wide lets a page use a desktop's width (lists of keys, say); every
+	// page still fits a phone.
+	Wide bool
 	// Sign-in and sign-up forms.
 	Next, Email, Name string
 	// Data is the page's own.
@@ -78,11 +82,15 @@ type site struct {
 	secure    bool
 	publicURL string
 	tpl       map[string]*template.Template
+	// secret fingerprints the API keys the portal makes, as the API
+	// fingerprints the keys it is sent.
+	secret *secret.Secret
 }
 
-// parseTemplates gives each page template its own copy of the layout.
+// parseTemplates gives each page template its own copy of the layout and
+// of the parts pages share (templates/parts).
 func parseTemplates() map[string]*template.Template {
-	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templates, "templates/layout.html"))
+	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templates, "templates/layout.html", "templates/parts/*.html"))
 	out := map[string]*template.Template{}
 	names, _ := fs.Glob(templates, "templates/*.html")
 	for _, name := range names {
@@ -402,4 +410,17 @@ func (s *site) handlePassword(a area) http.HandlerFunc {
 		s.clearSession(w, a)
 		http.Redirect(w, r, a.Base+"/signin", http.StatusSeeOther)
 	})
+}
+
+// done is the message a page shows after a change sent it there, by the
+// name in ?done=: a fixed set, so an address cannot make a page say
+// anything else.
+var done = map[string]string{
+	"app_created":          "สร้างแอปพลิเคชันและแซนด์บ็อกซ์พร้อมข้อมูลตัวอย่างแล้ว สร้างคีย์ทดสอบได้เลย · The application and its sandbox with sample data are ready: create a test key.",
+	"app_saved":            "บันทึกการตั้งค่าแล้ว · Settings saved.",
+	"key_revoked":          "เพิกถอนคีย์แล้ว คำขอถัดไปที่ใช้คีย์นี้จะถูกปฏิเสธ · The key is revoked: the next request with it is refused.",
+	"account_disconnected": "ยกเลิกการเชื่อมต่อแล้ว ข้อมูลของเจ้าของหอพักยังอยู่ · Disconnected: from the next request every key gets 403 account_access_revoked for this account. The landlord's data is kept.",
+	"plan":                 "เปลี่ยนแพ็กเกจแล้ว · The plan is changed.",
+	"promptpay":            "บันทึกบัญชีพร้อมเพย์แล้ว · The PromptPay receiver is saved.",
+	"disconnected":         "ยกเลิกการเชื่อมต่อแล้ว แอปพลิเคชันนี้เข้าถึงบัญชีของคุณไม่ได้อีก ข้อมูลของคุณยังอยู่ครบ · Disconnected: the application can no longer reach your account. Your data is kept.",
 }

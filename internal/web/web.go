@@ -1,9 +1,11 @@
 // Package web serves the pages people open in a browser, beside the JSON
-// API: today the payment page a tenant opens from a bill's link, with its
-// PromptPay QR. The pages have their own mux and browser protections
-// (a strict Content-Security-Policy, no referrer, no framing, no caching,
-// cross-origin request protection), and need no key: the unguessable token
-// in the URL is the only credential. Errors get the API's statuses
+// API: the payment page a tenant opens from a bill's link, with its
+// PromptPay QR (the unguessable token in the URL is its only credential),
+// and the signed-in areas: the developer portal, where developers manage
+// applications, API keys and linked accounts, and the landlord's app. The
+// pages have their own mux and browser protections (a strict
+// Content-Security-Policy, no referrer, no framing, no caching,
+// cross-origin request protection). Errors get the API's statuses
 // (api.StatusOf) on a page of their own.
 package web
 
@@ -23,6 +25,7 @@ import (
 	"rentapi/internal/identity"
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
+	"rentapi/internal/secret"
 	"rentapi/internal/store"
 )
 
@@ -44,6 +47,10 @@ type Config struct {
 	Buckets bucket.Store
 	// Now is the clock; defaults to the store's.
 	Now func() time.Time
+	// Secret is the server secret: the portal fingerprints the keys it
+	// makes with it, as the API does the keys it is sent. Without it the
+	// portal cannot make keys.
+	Secret *secret.Secret
 }
 
 // pages serves the payment pages.
@@ -64,7 +71,8 @@ func New(cfg Config, next http.Handler) http.Handler {
 	}
 	p := &pages{db: cfg.DB, log: log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML))}
 	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
-		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates()}
+		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates(),
+		secret: cfg.Secret}
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
@@ -90,6 +98,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 		browser.HandleFunc(a.Base+"/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, a, rental.NotFound("page", "")) })
 	}
 	s.landlordRoutes(browser)
+	s.portalRoutes(browser)
 
 	pay := p.logged(browser, protect(browser))
 	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

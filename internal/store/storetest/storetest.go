@@ -186,7 +186,7 @@ func (f Fixture) Sandbox(t testing.TB, db *store.DB) *rental.Account {
 func (f Fixture) Key(t testing.TB, db *store.DB, sec *secret.Secret, k store.NewKey) string {
 	t.Helper()
 	text := rental.NewAPIKeySecret(k.Mode)
-	k.ApplicationID, k.Fingerprint, k.Prefix = f.App.ID, sec.Fingerprint(text), rental.KeyVisiblePrefix(text)
+	k.ApplicationID, k.Fingerprint, k.Prefix, k.Last4 = f.App.ID, sec.Fingerprint(text), rental.KeyVisiblePrefix(text), rental.KeyLast4(text)
 	if k.Scopes == nil {
 		k.Scopes = f.App.Scopes
 	}

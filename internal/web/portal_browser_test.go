@@ -1,0 +1,151 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+	"rentapi/internal/store/storetest"
+)
+
+// overflowing lists the elements whose right edge passes the window's,
+// and says whether the page scrolls sideways.
+const overflowing = `(() => {
+	const w = window.innerWidth, out = [];
+	if (document.documentElement.scrollWidth > w) out.push("page " + document.documentElement.scrollWidth + " > " + w);
+	for (const e of document.querySelectorAll("body *")) {
+		const r = e.getBoundingClientRect();
+		if (r.width > 0 && r.right > w + 0.5) out.push(e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + " right " + Math.round(r.right));
+	}
+	return out.slice(0, 10).join("; ");
+})()`
+
+// The portal's pages in Chromium, on a phone (390×844) and a desktop
+// (1280×800): the developer's applications, the new application form, an
+// application with keys of every status and linked accounts, and the page
+// that shows a new key once. Each renders with the stylesheet under the
+// strict CSP, and nothing on it is wider than the window. The screenshots
+// go to the test's artifact directory (go test -artifacts keeps them).
+func TestPortalInChromium(t *testing.T) {
+	path := chromium(t)
+	e := storetest.SQLite(t)
+	p := newPortal(t, e)
+	b := p.developer("dev@example.com")
+	b.post("/portal/apps/new", url.Values{"name": {"Meter Sync"}, "company": {"บริษัท มิเตอร์ซิงค์ จำกัด"}, "scope": {"meters:read", "meters:write"}})
+	e.Clock.Advance(time.Minute)
+	app := newApp(t, b, rental.AllScopes...)
+	key := newKey(t, b, app, keyForm("Sandbox key", rental.ModeTest, rental.AllScopes...))
+	callAPI(t, p.base, key, "GET", "/v1/account", "")
+	e.Clock.Advance(time.Minute)
+	newKey(t, b, app, withExpiry(keyForm("Nightly job", rental.ModeTest, rental.ScopeBillsRead), "2026-11-22"))
+	var somchai, malee string
+	e.DB.InTx(t.Context(), func(tx *store.Tx) (err error) {
+		if somchai, err = tx.CreateLandlord(t.Context(), "หอพักบ้านสุข (Khun Somchai)", rental.LandlordStandard); err != nil {
+			return err
+		}
+		malee, err = tx.CreateLandlord(t.Context(), "Malee Apartment", rental.LandlordPro)
+		return err
+	})
+	for _, ll := range []string{somchai, malee} {
+		e.Clock.Advance(time.Minute)
+		state := startLink(t, p, b, app)
+		code := approve(t, e, app, state, ll, rental.Scopes{rental.ScopePropertiesRead, rental.ScopeRoomsRead, rental.ScopeBillsRead, rental.ScopeBillsWrite})
+		if pg := b.get(callback(code, state)); pg.status != http.StatusOK {
+			t.Fatalf("link: %d", pg.status)
+		}
+	}
+	accounts, _ := e.DB.Read().LiveAccounts(t.Context(), app)
+	b.post("/portal/apps/"+app+"/accounts/"+accounts[1].ID+"/disconnect", url.Values{}) // Malee Apartment, linked second
+	bound := keyForm("Production, Khun Somchai", rental.ModeLive, rental.ScopePropertiesRead, rental.ScopeBillsRead)
+	bound.Set("account", accounts[0].ID)
+	newKey(t, b, app, bound)
+	e.Clock.Advance(time.Minute)
+	newKey(t, b, app, keyForm("Old laptop", rental.ModeTest, rental.ScopePropertiesRead))
+	ids := keyIDs.FindAllStringSubmatch(b.get("/portal/apps/"+app).body, -1)
+	// Revoke "Old laptop", the newest, and rotate "Sandbox key", the oldest.
+	b.post("/portal/apps/"+app+"/keys/"+ids[0][1]+"/revoke", url.Values{})
+	b.post("/portal/apps/"+app+"/keys/"+ids[len(ids)-1][1]+"/rotate", url.Values{})
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800))
+	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(p.base+"/portal/signin"),
+		chromedp.SetValue(`input[name="email"]`, "dev@example.com"),
+		chromedp.SetValue(`input[name="password"]`, "long enough pw"),
+		chromedp.Click(`main button`),
+		chromedp.WaitVisible(`body.wide`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, width, height int64) {
+		t.Helper()
+		styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
+		if err != nil || !styled {
+			t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
+		}
+		over, err := chromedp.Run(ctx, chromedp.Evaluate[string](overflowing))
+		if err != nil || over != "" {
+			t.Errorf("%s at %d px: wider than the window: %s (%v)", name, width, over, err)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.ArtifactDir(), fmt.Sprintf("portal-%s-%dx%d.png", name, width, height))
+		if err := os.WriteFile(out, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", out)
+	}
+	for _, size := range [][2]int64{{390, 844}, {1280, 800}} {
+		w, h := size[0], size[1]
+		view := chromedp.EmulateViewport(w, h)
+		if w < 500 {
+			view = chromedp.EmulateViewport(w, h, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch)
+		}
+		pages := []struct{ name, path, wait string }{
+			{"home", "/portal", `.list`},
+			{"new-app", "/portal/apps/new", `textarea[name="redirect_uris"]`},
+			{"app", "/portal/apps/" + app, `#settings`},
+			{"new-key", "/portal/apps/" + app + "/keys/new", `input[name="expires"]`},
+		}
+		for _, pg := range pages {
+			if err := chromedp.Do(ctx, view, chromedp.Navigate(p.base+pg.path), chromedp.WaitVisible(pg.wait)); err != nil {
+				t.Fatalf("%s: %v", pg.name, err)
+			}
+			check(pg.name, w, h)
+		}
+		// The key made in the browser is shown once, and works.
+		err := chromedp.Do(ctx,
+			chromedp.SetValue(`input[name="name"]`, "Made in Chromium"),
+			chromedp.Click(`main form button`),
+			chromedp.WaitVisible(`#secret`),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("key-created", w, h)
+		secret, err := chromedp.Run(ctx, chromedp.Text(`#secret`))
+		if err != nil || !strings.HasPrefix(secret, rental.KeyPrefixTest) {
+			t.Fatalf("the key on screen: %q (%v)", secret, err)
+		}
+		wantAPI(t, callAPI(t, p.base, strings.TrimSpace(secret), "GET", "/v1/account", ""), http.StatusOK, "")
+	}
+}
