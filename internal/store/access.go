@@ -213,29 +213,54 @@ func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error 
 		WHERE application_id = $1 AND id = $2 AND sandbox = FALSE`, appID, accountID, ms(tx.Now))
 }
 
-// GetAccount returns an account of the application, revoked or not; an
-// account of another application is not found.
-func (q *Queries) GetAccount(ctx context.Context, appID, accountID string) (*rental.Account, error) {
+const accountColumns = `a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox,
+	a.revoked_at, a.scopes, a.created_at, a.updated_at`
+
+func scanAccount(sc interface{ Scan(...any) error }) (rental.Account, error) {
 	var a rental.Account
 	var scopes, plan string
 	var revoked sql.NullInt64
 	var created, updated int64
-	err := q.c.QueryRowContext(ctx, `SELECT a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox,
-			a.revoked_at, a.scopes, a.created_at, a.updated_at
-		FROM accounts a JOIN landlords l ON l.id = a.landlord_id
-		WHERE a.application_id = $1 AND a.id = $2`, appID, accountID).
-		Scan(&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("account", accountID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get account: %w", err)
-	}
+	err := sc.Scan(&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated)
 	a.Plan = rental.LandlordPlan(plan)
 	a.Revoked = revoked.Valid
 	a.Granted, _ = rental.ParseScopes(scopes)
 	a.CreatedAt, a.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return &a, nil
+	return a, err
+}
+
+// GetAccount returns an account of the application, revoked or not; an
+// account of another application is not found.
+func (q *Queries) GetAccount(ctx context.Context, appID, accountID string) (*rental.Account, error) {
+	return one(ctx, q, "account", accountID, `SELECT `+accountColumns+`
+		FROM accounts a JOIN landlords l ON l.id = a.landlord_id
+		WHERE a.application_id = $1 AND a.id = $2`, []any{appID, accountID}, scanAccount)
+}
+
+// LinkedAccounts returns the real landlords' accounts linked to the
+// application now, oldest link first: the accounts a live-mode action in
+// the portal can name.
+func (q *Queries) LinkedAccounts(ctx context.Context, appID string) ([]rental.Account, error) {
+	rows, err := q.c.QueryContext(ctx, `SELECT `+accountColumns+`
+		FROM accounts a JOIN landlords l ON l.id = a.landlord_id
+		WHERE a.application_id = $1 AND a.sandbox = FALSE AND a.revoked_at IS NULL
+		ORDER BY a.created_at, a.id`, appID)
+	if err != nil {
+		return nil, fmt.Errorf("store: linked accounts: %w", err)
+	}
+	defer rows.Close()
+	var out []rental.Account
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: linked accounts: %w", err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: linked accounts: %w", err)
+	}
+	return out, nil
 }
 
 // HasLiveAccount reports whether any real landlord is linked to the
