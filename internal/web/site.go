@@ -18,7 +18,9 @@ import (
 	"rentapi/internal/api"
 	"rentapi/internal/identity"
 	"rentapi/internal/rental"
+	"rentapi/internal/secret"
 	"rentapi/internal/store"
+	"rentapi/internal/webhook"
 )
 
 //go:embed templates
@@ -60,6 +62,8 @@ type page struct {
 	Error  string
 	Status int
 	Detail string
+	// Wide pages (lists and logs) use the whole width of a large screen.
+	Wide bool
 	// Sign-in and sign-up forms.
 	Next, Email, Name string
 	// Data is the page's own.
@@ -78,11 +82,16 @@ type site struct {
 	secure    bool
 	publicURL string
 	tpl       map[string]*template.Template
+	// secret seals webhook signing secrets, as the API's does; guard
+	// judges webhook URLs, as the API's does.
+	secret *secret.Secret
+	guard  webhook.Guard
 }
 
-// parseTemplates gives each page template its own copy of the layout.
+// parseTemplates gives each page template its own copy of the layout, with
+// the parts several pages share (templates/partials).
 func parseTemplates() map[string]*template.Template {
-	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templates, "templates/layout.html"))
+	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templates, "templates/layout.html", "templates/partials/*.html"))
 	out := map[string]*template.Template{}
 	names, _ := fs.Glob(templates, "templates/*.html")
 	for _, name := range names {
