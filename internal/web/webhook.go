@@ -302,6 +302,7 @@ func (s *site) renderEndpoint(w http.ResponseWriter, r *http.Request, status int
 			return
 		}
 	}
+	pg.Wide = true
 	pg.Data = v
 	s.render(w, r, status, "webhook", pg)
 }

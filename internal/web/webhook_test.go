@@ -1,12 +1,19 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"rentapi/internal/api"
 	"rentapi/internal/rental"
@@ -77,7 +84,7 @@ func (d developer) endpoints(t *testing.T, mode rental.Mode) []rental.WebhookEnd
 }
 
 // secretShown finds a signing secret on a page.
-var secretShown = regexp.MustCompile(`<p class="secret">(whsec_[A-Za-z0-9]{32})</p>`)
+var secretShown = regexp.MustCompile(`<p class="secret whsec">(whsec_[A-Za-z0-9]{32})</p>`)
 
 // wantPage checks an answer's status and that its body says each of want.
 func wantPage(t *testing.T, p page, status int, want ...string) {
@@ -439,4 +446,190 @@ func TestWebhookDeliveryLogPages(t *testing.T) {
 			t.Fatalf("delivery %s is shown %d times", d.ID, n)
 		}
 	}
+}
+
+// The webhook pages in Chromium on a phone (390×844) and a laptop
+// (1280×800): the list, the page that shows a new endpoint's secret and
+// the delivery log render with the stylesheet under the strict CSP and
+// nothing is wider than the screen. Screenshots go to the test's artifact
+// directory (go test -artifacts keeps them).
+func TestWebhookPagesInChromium(t *testing.T) {
+	path := chromium(t)
+	e := storetest.SQLite(t)
+	hs := hookSite(t, e)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800))
+	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+
+	// The developer signs up in the browser; the application is made as
+	// the portal's application pages make one.
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(hs.URL+"/portal/signup"),
+		chromedp.SendKeys(`input[name="name"]`, "สมศักดิ์ Somsak"),
+		chromedp.SendKeys(`input[name="email"]`, "dev@example.com"),
+		chromedp.SendKeys(`input[name="password"]`, "long enough pw"),
+		chromedp.Click(`main form button`),
+		chromedp.WaitNotPresent(`input[name="password"]`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	person, _, err := e.DB.Read().PersonByEmail(t.Context(), rental.PersonDeveloper, "dev@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app *rental.Application
+	err = e.DB.InTx(t.Context(), func(tx *store.Tx) (err error) {
+		app, err = tx.CreateApplication(t.Context(), store.ApplicationSpec{DeveloperID: person.DeveloperID, Name: "บัญชีหอพัก Dorm Accounting",
+			Company: "Siam Soft", Scopes: rental.AllScopes})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := hs.URL + "/portal/apps/" + app.ID + "/webhooks/test"
+
+	// check looks at the page on screen: styled, no wider than the
+	// screen; and keeps its screenshot.
+	check := func(name string) {
+		t.Helper()
+		styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
+		if err != nil || !styled {
+			t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
+		}
+		fits, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
+		if err != nil || !fits {
+			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth).slice(0, 5).map(e => e.tagName + "." + e.className).join(", ")`))
+			t.Errorf("%s: the page is wider than the screen (%v): %s", name, err, wide)
+		}
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.ArtifactDir(), name+".png")
+		if err := os.WriteFile(out, shot, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", out)
+	}
+
+	for _, screen := range []struct {
+		width, height int64
+		phone         bool
+	}{{390, 844, true}, {1280, 800, false}} {
+		size := strconv.FormatInt(screen.width, 10)
+		viewport := chromedp.EmulateViewport(screen.width, screen.height)
+		if screen.phone {
+			viewport = chromedp.EmulateViewport(screen.width, screen.height, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch)
+		}
+		receiver := "https://hooks.siamsoft.co.th/rentapi/" + size
+		err := chromedp.Do(ctx,
+			viewport,
+			chromedp.Navigate(hooks+"/new"),
+			chromedp.SendKeys(`input[name="url"]`, receiver),
+			chromedp.Click(`input[value="*"]`),
+			chromedp.Click(`input[value="bill.created"]`),
+			chromedp.Click(`input[value="bill.overdue"]`),
+			chromedp.Click(`input[value="payment.paid"]`),
+			chromedp.SendKeys(`textarea[name="description"]`, "ระบบบัญชี · accounting sync"),
+			chromedp.Click(`main form button`),
+			chromedp.WaitVisible(`.secret`),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secret, err := chromedp.Run(ctx, chromedp.Text(`.secret`))
+		if err != nil || !secretShown.MatchString(`<p class="secret whsec">`+secret+`</p>`) {
+			t.Fatalf("secret on screen %q (%v)", secret, err)
+		}
+		check("webhook-created-" + size)
+
+		if err := chromedp.Do(ctx, chromedp.Navigate(hooks), chromedp.WaitVisible(`.endpoints`)); err != nil {
+			t.Fatal(err)
+		}
+		check("webhooks-list-" + size)
+
+		// Two test events from the endpoint's page; the first went
+		// through three attempts, the second waits for its first.
+		var ep string
+		for _, e := range func() []rental.WebhookEndpoint {
+			list, _, _ := e.DB.Read().ListEndpoints(t.Context(), app.ID, rental.ModeTest, store.Page{Limit: 10})
+			return list
+		}() {
+			if e.URL == receiver {
+				ep = e.ID
+			}
+		}
+		for i := range 2 {
+			if err := chromedp.Do(ctx, chromedp.Navigate(hooks+"/"+ep), chromedp.WaitVisible(`form[action$="/test"]`)); err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				check("webhook-endpoint-" + size)
+			}
+			if err := chromedp.Do(ctx, chromedp.Click(`form[action$="/test"] button`), chromedp.WaitVisible(`.flash`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ds, _, err := e.DB.Read().ListDeliveries(t.Context(), app.ID, rental.ModeTest, ep, store.DeliveryFilter{}, store.Page{Limit: 10, Asc: true})
+		if err != nil || len(ds) != 2 {
+			t.Fatalf("deliveries %v %v", ds, err)
+		}
+		refused, unavailable, ok := "dial tcp 203.0.113.7:443: connect: connection refused", 503, 200
+		for i, a := range []rental.Attempt{
+			{Error: &refused, DurationMS: 3},
+			{StatusCode: &unavailable, DurationMS: 1204, ResponseBody: `{"error":"maintenance","retry_after":60,"message":"ระบบปิดปรับปรุงชั่วคราว"}`},
+			{StatusCode: &ok, DurationMS: 87, ResponseBody: "ok"},
+		} {
+			work, err := e.DB.Read().DeliveryWork(t.Context(), ds[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.Clock.Advance(rental.RetryGaps[max(i-1, 0)])
+			a.Attempt, a.AttemptedAt = i+1, rental.Time{Time: e.Clock.Now()}
+			o := store.AttemptOutcome{Attempt: a}
+			if !a.Succeeded() {
+				next := e.Clock.Now().Add(rental.RetryGaps[i])
+				o.Next = &next
+			}
+			if err := e.DB.InTx(t.Context(), func(tx *store.Tx) error { _, err := tx.RecordAttempt(t.Context(), work, o); return err }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := chromedp.Do(ctx, chromedp.Navigate(hooks+"/"+ep+"/deliveries"), chromedp.WaitVisible(`.delivery`)); err != nil {
+			t.Fatal(err)
+		}
+		text, err := chromedp.Run(ctx, chromedp.Text(`main`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"webhook.test", ds[0].ID, ds[0].EventID, "503", "1204 ms", "connection refused", "maintenance", "Succeeded", "Pending", "Resend"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("the delivery log does not say %q:\n%s", want, text)
+			}
+		}
+		check("webhook-deliveries-" + size)
+	}
+
+	// A third endpoint is over the free plan's two: the form says so on
+	// the phone, keeping what was typed.
+	err = chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate(hooks+"/new"),
+		chromedp.SendKeys(`input[name="url"]`, "https://hooks.siamsoft.co.th/rentapi/third"),
+		chromedp.Click(`main form button`),
+		chromedp.WaitVisible(`.error`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typed, err := chromedp.Run(ctx, chromedp.Value(`input[name="url"]`)); err != nil || typed != "https://hooks.siamsoft.co.th/rentapi/third" {
+		t.Errorf("the refused form holds %q (%v)", typed, err)
+	}
+	check("webhook-refused-390")
 }
