@@ -96,7 +96,6 @@ func excerpt(s string) string {
 type endpointsView struct {
 	hooks
 	Endpoints []rental.WebhookEndpoint
-	Limit     int
 }
 
 // endpointView is an endpoint's page: its settings, the edit form and the
