@@ -108,8 +108,8 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
 	err = db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.CreateEndpoint(ctx, app, rental.PlanEnterprise, rental.ModeTest, srv.URL+"/hook", []string{"*"}, nil,
-			func(id string) string { return sec.Seal([]byte("whsec_bench"), []byte(id)) })
+		url := srv.URL + "/hook"
+		_, err := tx.CreateEndpoint(ctx, app, rental.ModeTest, rental.EndpointSpec{URL: &url, EnabledEvents: []string{"*"}}, sec)
 		return err
 	})
 	if err != nil {

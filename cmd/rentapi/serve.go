@@ -151,7 +151,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
 
 	hs := &http.Server{
-		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec}, srv),
+		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec, Guard: guard}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"unicode/utf8"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
@@ -15,75 +14,30 @@ var deliveryPosition = position(func(d rental.Delivery) rental.Time { return d.C
 var errEndpointDisabled = rental.Errorf(rental.KindConflict, "webhook_endpoint_disabled",
 	"The webhook endpoint is disabled; enable it (PATCH with status 'enabled') first.")
 
-// endpointChange is a create or update body, checked.
-type endpointChange struct {
-	url         rental.Optional[string]
-	events      rental.Optional[[]string]
-	description rental.Optional[string]
-	status      rental.Optional[string]
-}
-
-func (s *Server) endpointChange(body []byte, create bool) (store.EndpointSpec, error) {
-	var ch endpointChange
+// endpointChange reads a create or update body and checks it with the
+// rules the portal's forms share.
+func (s *Server) endpointChange(body []byte, create bool) (rental.EndpointSpec, error) {
+	var ch rental.EndpointChange
 	allowed := []string{"url", "enabled_events", "description"}
 	if !create {
 		allowed = append(allowed, "status")
 	}
 	f, err := parseObject(body, allowed...)
 	if err != nil {
-		return store.EndpointSpec{}, err
+		return rental.EndpointSpec{}, err
 	}
 	err = read(
-		into(&ch.url, f.string, "url"),
-		into(&ch.events, func(name string) (rental.Optional[[]string], error) {
+		into(&ch.URL, f.string, "url"),
+		into(&ch.EnabledEvents, func(name string) (rental.Optional[[]string], error) {
 			return decode[[]string](f, name, "a list of event types, or [\"*\"]")
 		}, "enabled_events"),
-		into(&ch.description, f.string, "description"),
-		into(&ch.status, f.string, "status"),
+		into(&ch.Description, f.string, "description"),
+		into(&ch.Status, f.string, "status"),
 	)
 	if err != nil {
-		return store.EndpointSpec{}, err
+		return rental.EndpointSpec{}, err
 	}
-	var spec store.EndpointSpec
-	switch {
-	case create && !ch.url.Set:
-		return spec, rental.Missing("url")
-	case create && !ch.events.Set:
-		return spec, rental.Missing("enabled_events")
-	case ch.url.Set && ch.url.Null:
-		return spec, rental.Invalid("url", "url cannot be null.")
-	case ch.events.Set && ch.events.Null:
-		return spec, rental.Invalid("enabled_events", "enabled_events cannot be null; use [\"*\"] for every type.")
-	}
-	if ch.url.Set {
-		u, err := s.guard.Check(ch.url.Value)
-		if err != nil {
-			return spec, &rental.Error{Kind: rental.KindInvalid, Code: "invalid_url", Param: "url", Message: "url is refused: " + err.Error() + "."}
-		}
-		spec.URL = &u
-	}
-	if ch.events.Set {
-		if spec.EnabledEvents, err = rental.ParseEnabledEvents(ch.events.Value); err != nil {
-			return spec, err
-		}
-	}
-	if ch.description.Set {
-		var d *string
-		if !ch.description.Null {
-			if utf8.RuneCountInString(ch.description.Value) > 500 {
-				return spec, rental.Invalid("description", "description must be at most 500 characters.")
-			}
-			d = &ch.description.Value
-		}
-		spec.Description = &d
-	}
-	if ch.status.Set {
-		if v := ch.status.Value; ch.status.Null || (v != rental.EndpointEnabled && v != rental.EndpointDisabled) {
-			return spec, rental.Invalid("status", "status must be 'enabled' or 'disabled'.")
-		}
-		spec.Status = &ch.status.Value
-	}
-	return spec, nil
+	return ch.Check(create, s.guard.Check)
 }
 
 func (s *Server) createEndpoint(c *call) (int, any, error) {
@@ -91,18 +45,10 @@ func (s *Server) createEndpoint(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	secret := rental.NewSigningSecret()
-	seal := func(id string) string { return s.secret.Seal([]byte(secret), []byte(id)) }
-	k := c.caller.key
-	var desc *string
-	if spec.Description != nil {
-		desc = *spec.Description
-	}
-	e, err := c.tx.CreateEndpoint(c.ctx, &k.App, k.Developer.Plan, c.caller.mode, *spec.URL, spec.EnabledEvents, desc, seal)
+	e, err := c.tx.CreateEndpoint(c.ctx, &c.caller.key.App, c.caller.mode, spec, s.secret)
 	if err != nil {
 		return 0, nil, err
 	}
-	e.Secret = secret
 	return http.StatusCreated, data{e}, nil
 }
 
@@ -124,6 +70,7 @@ func (s *Server) updateEndpoint(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	spec.DisabledReason = "Disabled through the API."
 	return found(c.tx.UpdateEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"), spec))
 }
 
@@ -141,13 +88,10 @@ func (s *Server) rotateSecret(c *call) (int, any, error) {
 	if _, err := parseObject(c.body); err != nil {
 		return 0, nil, err
 	}
-	id := c.r.PathValue("endpoint_id")
-	secret := rental.NewSigningSecret()
-	e, err := c.tx.RotateSecret(c.ctx, c.caller.key.App.ID, c.caller.mode, id, s.secret.Seal([]byte(secret), []byte(id)))
+	e, err := c.tx.RotateSecret(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"), s.secret)
 	if err != nil {
 		return 0, nil, err
 	}
-	e.Secret = secret
 	return http.StatusOK, data{e}, nil
 }
 

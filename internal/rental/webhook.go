@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Prefixes of the webhook objects.
@@ -133,6 +134,83 @@ func ParseEnabledEvents(list []string) ([]string, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// MaxEndpointDescription is the longest description of an endpoint, in
+// characters.
+const MaxEndpointDescription = 500
+
+// EndpointChange is an endpoint's settings as a client gave them: a new
+// endpoint's, or the changes to one. The API reads it from JSON and the
+// portal from a form; Check judges both alike.
+type EndpointChange struct {
+	URL           Optional[string]
+	EnabledEvents Optional[[]string]
+	Description   Optional[string]
+	// Status is for a change only: a new endpoint starts enabled.
+	Status Optional[string]
+}
+
+// EndpointSpec is a checked EndpointChange: a new endpoint, or the changes
+// to one (nil: unchanged).
+type EndpointSpec struct {
+	URL           *string
+	EnabledEvents []string
+	Description   **string
+	Status        *string
+	// DisabledReason is what a disabled endpoint shows as the reason: where
+	// it was disabled (the API, the portal). The caller sets it.
+	DisabledReason string
+}
+
+// Check validates a change, for a new endpoint when create is set (url and
+// enabled_events required). checkURL is the address guard: it returns the
+// URL as deliveries will use it, or why it is refused (400 invalid_url).
+func (c EndpointChange) Check(create bool, checkURL func(string) (string, error)) (EndpointSpec, error) {
+	var spec EndpointSpec
+	switch {
+	case create && !c.URL.Set:
+		return spec, Missing("url")
+	case create && !c.EnabledEvents.Set:
+		return spec, Missing("enabled_events")
+	case create && c.Status.Set:
+		return spec, Invalid("status", "A new endpoint is always enabled; status can only be changed.")
+	case c.URL.Set && c.URL.Null:
+		return spec, Invalid("url", "url cannot be null.")
+	case c.EnabledEvents.Set && c.EnabledEvents.Null:
+		return spec, Invalid("enabled_events", "enabled_events cannot be null; use [\"*\"] for every type.")
+	}
+	if c.URL.Set {
+		u, err := checkURL(c.URL.Value)
+		if err != nil {
+			return spec, &Error{Kind: KindInvalid, Code: "invalid_url", Param: "url", Message: "url is refused: " + err.Error() + "."}
+		}
+		spec.URL = &u
+	}
+	if c.EnabledEvents.Set {
+		events, err := ParseEnabledEvents(c.EnabledEvents.Value)
+		if err != nil {
+			return spec, err
+		}
+		spec.EnabledEvents = events
+	}
+	if c.Description.Set {
+		var d *string
+		if !c.Description.Null {
+			if utf8.RuneCountInString(c.Description.Value) > MaxEndpointDescription {
+				return spec, Invalid("description", "description must be at most %d characters.", MaxEndpointDescription)
+			}
+			d = &c.Description.Value
+		}
+		spec.Description = &d
+	}
+	if c.Status.Set {
+		if v := c.Status.Value; c.Status.Null || (v != EndpointEnabled && v != EndpointDisabled) {
+			return spec, Invalid("status", "status must be 'enabled' or 'disabled'.")
+		}
+		spec.Status = &c.Status.Value
+	}
+	return spec, nil
 }
 
 // NewSigningSecret returns a fresh webhook signing secret: "whsec_" and 32

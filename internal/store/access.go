@@ -214,36 +214,28 @@ func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error 
 		WHERE application_id = $1 AND id = $2 AND sandbox = FALSE`, appID, accountID, ms(tx.Now))
 }
 
-// GetAccount returns an account of the application, revoked or not; an
-// account of another application is not found.
-func (q *Queries) GetAccount(ctx context.Context, appID, accountID string) (*rental.Account, error) {
+const accountColumns = `a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox,
+	a.revoked_at, a.scopes, a.created_at, a.updated_at`
+
+func scanAccount(sc interface{ Scan(...any) error }) (rental.Account, error) {
 	var a rental.Account
-	err := scanAccount(q.c.QueryRowContext(ctx, `SELECT `+accountColumns+`
-		FROM accounts a JOIN landlords l ON l.id = a.landlord_id
-		WHERE a.application_id = $1 AND a.id = $2`, appID, accountID), &a)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("account", accountID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: get account: %w", err)
-	}
-	return &a, nil
-}
-
-const accountColumns = `a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox, a.revoked_at, a.scopes, a.created_at, a.updated_at`
-
-func scanAccount(sc interface{ Scan(...any) error }, a *rental.Account) error {
 	var scopes, plan string
 	var revoked sql.NullInt64
 	var created, updated int64
-	if err := sc.Scan(&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated); err != nil {
-		return err
-	}
+	err := sc.Scan(&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated)
 	a.Plan = rental.LandlordPlan(plan)
 	a.Revoked = revoked.Valid
 	a.Granted, _ = rental.ParseScopes(scopes)
 	a.CreatedAt, a.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return nil
+	return a, err
+}
+
+// GetAccount returns an account of the application, revoked or not; an
+// account of another application is not found.
+func (q *Queries) GetAccount(ctx context.Context, appID, accountID string) (*rental.Account, error) {
+	return one(ctx, q, "account", accountID, `SELECT `+accountColumns+`
+		FROM accounts a JOIN landlords l ON l.id = a.landlord_id
+		WHERE a.application_id = $1 AND a.id = $2`, []any{appID, accountID}, scanAccount)
 }
 
 // HasLiveAccount reports whether any real landlord is linked to the

@@ -165,9 +165,13 @@ func (tx *Tx) seedPayment(ctx context.Context, acct *rental.Account, b *rental.B
 }
 
 // ResetSandbox deletes everything in a sandbox account (its events too) and
-// puts the sample data back.
+// puts the sample data back, as the landlord's one writer (it claims the
+// account when the caller has not).
 func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if err := acct.CheckReset(); err != nil {
+		return err
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
 		return err
 	}
 	for _, table := range []string{"payment_confirmations", "payments", "payment_links", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events"} {

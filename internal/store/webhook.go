@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/secret"
 )
 
 // DeliveryArgs is the job that sends one delivery. Generation is the
@@ -45,14 +46,6 @@ func (tx *Tx) enqueue(ctx context.Context, jobs []river.InsertManyParams) error 
 	return nil
 }
 
-// EndpointSpec is a new endpoint, or the changes to one (nil: unchanged).
-type EndpointSpec struct {
-	URL           *string
-	EnabledEvents []string
-	Description   **string
-	Status        *string
-}
-
 const endpointColumns = `id, application_id, mode, url, enabled_events, description, status, disabled_reason, created_at, updated_at`
 
 func scanEndpoint(sc interface{ Scan(...any) error }) (rental.WebhookEndpoint, error) {
@@ -75,32 +68,59 @@ func eventsJSON(list []string) string {
 	return string(b)
 }
 
-// CreateEndpoint adds an endpoint of the application in one mode, with its
-// signing secret sealed by the caller (seal is given the new endpoint's ID). The developer's plan limits how many
+// CreateEndpoint adds an endpoint of the application in one mode, from a
+// checked spec (URL and events set), with a new signing secret: returned
+// in Secret this once, and stored only sealed under the server secret,
+// bound to the endpoint's ID. The developer's plan limits how many
 // endpoints each mode has across all its applications; the developer's row
-// is locked while counting, so concurrent creates cannot pass the limit.
-func (tx *Tx) CreateEndpoint(ctx context.Context, app *rental.Application, plan rental.DeveloperPlan, mode rental.Mode,
-	url string, events []string, description *string, seal func(endpointID string) string) (*rental.WebhookEndpoint, error) {
-	if err := tx.execOne(ctx, "developer", app.DeveloperID, `UPDATE developers SET plan = plan WHERE id = $1`, app.DeveloperID); err != nil {
-		return nil, err
+// is locked while its plan is read and the endpoints counted, so concurrent
+// creates cannot pass the limit.
+func (tx *Tx) CreateEndpoint(ctx context.Context, app *rental.Application, mode rental.Mode, spec rental.EndpointSpec, sec *secret.Secret) (*rental.WebhookEndpoint, error) {
+	if spec.URL == nil || spec.EnabledEvents == nil {
+		return nil, fmt.Errorf("store: create endpoint: a URL and events are required")
+	}
+	var plan string
+	err := tx.c.QueryRowContext(ctx, `UPDATE developers SET plan = plan WHERE id = $1 RETURNING plan`, app.DeveloperID).Scan(&plan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("developer", app.DeveloperID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: lock developer: %w", err)
 	}
 	var n int
-	err := tx.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_endpoints e JOIN applications a ON a.id = e.application_id
+	err = tx.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_endpoints e JOIN applications a ON a.id = e.application_id
 		WHERE a.developer_id = $1 AND e.mode = $2`, app.DeveloperID, string(mode)).Scan(&n)
 	if err != nil {
 		return nil, fmt.Errorf("store: count endpoints: %w", err)
 	}
-	if err := plan.CheckEndpoints(n, mode); err != nil {
+	if err := rental.DeveloperPlan(plan).CheckEndpoints(n, mode); err != nil {
 		return nil, err
 	}
+	var description *string
+	if spec.Description != nil {
+		description = *spec.Description
+	}
 	id := rental.NewID(rental.PrefixWebhookEndpoint)
+	signing := rental.NewSigningSecret()
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO webhook_endpoints (id, application_id, mode, url, enabled_events, description, status, secret, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-		id, app.ID, string(mode), url, eventsJSON(events), description, rental.EndpointEnabled, seal(id), ms(tx.Now))
+		id, app.ID, string(mode), *spec.URL, eventsJSON(spec.EnabledEvents), description, rental.EndpointEnabled, sealSigning(sec, signing, id), ms(tx.Now))
 	if err != nil {
 		return nil, fmt.Errorf("store: create endpoint: %w", err)
 	}
-	return tx.GetEndpoint(ctx, app.ID, mode, id)
+	e, err := tx.GetEndpoint(ctx, app.ID, mode, id)
+	if err != nil {
+		return nil, err
+	}
+	e.Secret = signing
+	return e, nil
+}
+
+// sealSigning is how a signing secret is stored: sealed under the server
+// secret and bound to its endpoint (the delivery job opens it with the
+// same ID), so a copy moved to another endpoint's row does not open.
+func sealSigning(sec *secret.Secret, signing, endpointID string) string {
+	return sec.Seal([]byte(signing), []byte(endpointID))
 }
 
 // GetEndpoint returns an endpoint of the application and mode.
@@ -115,9 +135,10 @@ func (q *Queries) ListEndpoints(ctx context.Context, appID string, mode rental.M
 		[]any{appID, string(mode)}, p, scanEndpoint)
 }
 
-// UpdateEndpoint changes an endpoint. Enabling it again clears the reason it
-// was disabled and the record of its failures.
-func (tx *Tx) UpdateEndpoint(ctx context.Context, appID string, mode rental.Mode, id string, s EndpointSpec) (*rental.WebhookEndpoint, error) {
+// UpdateEndpoint changes an endpoint. Disabling it records the spec's
+// reason; enabling it again clears the reason and the record of its
+// failures.
+func (tx *Tx) UpdateEndpoint(ctx context.Context, appID string, mode rental.Mode, id string, s rental.EndpointSpec) (*rental.WebhookEndpoint, error) {
 	w := &where{sql: `UPDATE webhook_endpoints SET updated_at = $1`, args: []any{ms(tx.Now)}}
 	set := func(col string, v any) {
 		w.args = append(w.args, v)
@@ -137,7 +158,7 @@ func (tx *Tx) UpdateEndpoint(ctx context.Context, appID string, mode rental.Mode
 		if *s.Status == rental.EndpointEnabled {
 			w.sql += ", disabled_reason = NULL, failing_since = NULL"
 		} else {
-			set("disabled_reason", "Disabled through the API.")
+			set("disabled_reason", s.DisabledReason)
 		}
 	}
 	w.args = append(w.args, appID, string(mode), id)
@@ -156,18 +177,25 @@ func (tx *Tx) DeleteEndpoint(ctx context.Context, appID string, mode rental.Mode
 		appID, string(mode), id)
 }
 
-// RotateSecret replaces the signing secret; the old one keeps signing next to
-// the new one until the overlap ends. Rotating again during an overlap
-// retires the oldest.
-func (tx *Tx) RotateSecret(ctx context.Context, appID string, mode rental.Mode, id, sealedSecret string) (*rental.WebhookEndpoint, error) {
+// RotateSecret gives an endpoint a new signing secret, returned in Secret
+// this once and stored sealed as at creation; the old one keeps signing
+// next to the new one until the overlap ends. Rotating again during an
+// overlap retires the oldest.
+func (tx *Tx) RotateSecret(ctx context.Context, appID string, mode rental.Mode, id string, sec *secret.Secret) (*rental.WebhookEndpoint, error) {
+	signing := rental.NewSigningSecret()
 	err := tx.execOne(ctx, "webhook_endpoint", id, `UPDATE webhook_endpoints
 		SET old_secret = secret, old_secret_until = $1, secret = $2, updated_at = $3
 		WHERE application_id = $4 AND mode = $5 AND id = $6`,
-		ms(tx.Now.Add(rental.SecretOverlap)), sealedSecret, ms(tx.Now), appID, string(mode), id)
+		ms(tx.Now.Add(rental.SecretOverlap)), sealSigning(sec, signing, id), ms(tx.Now), appID, string(mode), id)
 	if err != nil {
 		return nil, err
 	}
-	return tx.GetEndpoint(ctx, appID, mode, id)
+	e, err := tx.GetEndpoint(ctx, appID, mode, id)
+	if err != nil {
+		return nil, err
+	}
+	e.Secret = signing
+	return e, nil
 }
 
 // target is an endpoint an event goes to, as the account of the

@@ -19,8 +19,8 @@ func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 		acct := f.Sandbox(t, e.DB)
 		var ep *rental.WebhookEndpoint
 		err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
-			ep, err = tx.CreateEndpoint(ctx, f.App, rental.PlanPro, rental.ModeTest, "https://hooks.example.com/", []string{"*"}, nil,
-				func(string) string { return "sealed" })
+			url := "https://hooks.example.com/"
+			ep, err = tx.CreateEndpoint(ctx, f.App, rental.ModeTest, rental.EndpointSpec{URL: &url, EnabledEvents: []string{"*"}}, storetest.Secret(t))
 			return err
 		})
 		if err != nil {
@@ -102,7 +102,7 @@ func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 		// Enabling clears the reason and the record of failures.
 		enabled := rental.EndpointEnabled
 		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.UpdateEndpoint(ctx, f.App.ID, rental.ModeTest, ep.ID, store.EndpointSpec{Status: &enabled})
+			_, err := tx.UpdateEndpoint(ctx, f.App.ID, rental.ModeTest, ep.ID, rental.EndpointSpec{Status: &enabled})
 			return err
 		})
 		if err != nil {

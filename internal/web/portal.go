@@ -77,15 +77,12 @@ func portalPage(p *rental.Person, data any) page {
 	return page{Area: portalArea, Person: p, Wide: true, Data: data}
 }
 
-// when writes an instant as people in Thailand read it.
-func when(t time.Time) string { return t.In(rental.Bangkok).Format("2006-01-02 15:04") }
-
 // whenOpt writes an optional instant, or dash for none.
 func whenOpt(t *rental.Time) string {
 	if t == nil {
 		return "—"
 	}
-	return when(t.Time)
+	return when(*t)
 }
 
 // --- Applications -------------------------------------------------------
@@ -106,7 +103,7 @@ func (s *site) handlePortalHome(w http.ResponseWriter, r *http.Request, p *renta
 	}
 	rows := make([]appRow, 0, len(apps))
 	for _, a := range apps {
-		rows = append(rows, appRow{ID: a.App.ID, Name: a.App.Name, Company: a.App.Company, Created: when(a.App.CreatedAt.Time),
+		rows = append(rows, appRow{ID: a.App.ID, Name: a.App.Name, Company: a.App.Company, Created: when(a.App.CreatedAt),
 			Keys: a.Keys, Accounts: a.Accounts, Disabled: a.App.Disabled})
 	}
 	s.render(w, r, http.StatusOK, "portal", portalPage(p, rows))
@@ -241,7 +238,7 @@ type keyRow struct {
 func newKeyRow(k rental.APIKey, now time.Time) keyRow {
 	st := k.Status(now)
 	row := keyRow{ID: k.ID, Name: k.Name, Mode: k.Mode, Shown: k.Prefix + "…" + k.Last4, Scopes: k.Scopes, Account: k.AccountID,
-		Expires: whenOpt(k.ExpiresAt), Created: when(k.CreatedAt.Time), LastUsed: whenOpt(k.LastUsedAt), Status: st,
+		Expires: whenOpt(k.ExpiresAt), Created: when(k.CreatedAt), LastUsed: whenOpt(k.LastUsedAt), Status: st,
 		Usable: st == rental.KeyActive || st == rental.KeyExpiring}
 	switch st {
 	case rental.KeyActive:
@@ -267,7 +264,7 @@ type accountRow struct {
 // newAccountRow shows an account; its last change is when it was linked
 // (or linked again), or, for an ended link, when it ended.
 func newAccountRow(a rental.Account) accountRow {
-	return accountRow{ID: a.ID, Name: a.Name, Scopes: a.Granted, Since: when(a.UpdatedAt.Time), Active: !a.Revoked}
+	return accountRow{ID: a.ID, Name: a.Name, Scopes: a.Granted, Since: when(a.UpdatedAt), Active: !a.Revoked}
 }
 
 // appView is the page of one application.
@@ -306,7 +303,7 @@ func (s *site) appPage(r *http.Request, p *rental.Person, app *rental.Applicatio
 	if err != nil {
 		return page{}, err
 	}
-	v := appView{App: app, Created: when(app.CreatedAt.Time), Scopes: scopeLabels(app.Scopes), Form: newAppForm(set)}
+	v := appView{App: app, Created: when(app.CreatedAt), Scopes: scopeLabels(app.Scopes), Form: newAppForm(set)}
 	now := s.now()
 	for _, k := range keys {
 		v.Keys = append(v.Keys, newKeyRow(k, now))

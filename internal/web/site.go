@@ -20,6 +20,7 @@ import (
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
+	"rentapi/internal/webhook"
 )
 
 //go:embed templates
@@ -82,9 +83,11 @@ type site struct {
 	secure    bool
 	publicURL string
 	tpl       map[string]*template.Template
-	// secret fingerprints the API keys the portal makes, as the API
-	// fingerprints the keys it is sent.
+	// secret fingerprints the API keys the portal makes and seals webhook
+	// signing secrets, as the API does; guard judges webhook URLs, as the
+	// API's does.
 	secret *secret.Secret
+	guard  webhook.Guard
 }
 
 // parseTemplates gives each page template its own copy of the layout and
@@ -423,4 +426,11 @@ var done = map[string]string{
 	"plan":                 "เปลี่ยนแพ็กเกจแล้ว · The plan is changed.",
 	"promptpay":            "บันทึกบัญชีพร้อมเพย์แล้ว · The PromptPay receiver is saved.",
 	"disconnected":         "ยกเลิกการเชื่อมต่อแล้ว แอปพลิเคชันนี้เข้าถึงบัญชีของคุณไม่ได้อีก ข้อมูลของคุณยังอยู่ครบ · Disconnected: the application can no longer reach your account. Your data is kept.",
+	"saved":                "บันทึกแล้ว · Saved.",
+	"enabled":              "เปิดใช้แล้ว · The endpoint is enabled.",
+	"disabled":             "ปิดใช้แล้ว ไม่มีการส่งเหตุการณ์ไปจนกว่าจะเปิดใช้อีกครั้ง · The endpoint is disabled: nothing is sent to it until it is enabled again.",
+	"test":                 "ส่งเหตุการณ์ทดสอบ webhook.test แล้ว · A webhook.test event is on its way.",
+	"resent":               "กำลังส่งอีกครั้ง · The delivery is queued to be sent again.",
+	"deleted":              "ลบ endpoint แล้ว · The endpoint is deleted.",
+	"reset":                "แซนด์บ็อกซ์กลับเป็นข้อมูลตัวอย่างแล้ว · The sandbox has its sample data again.",
 }

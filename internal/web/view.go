@@ -107,4 +107,4 @@ func baht(satang int64) string {
 	return fmt.Sprintf("%s%s.%02d", sign, b.String(), satang%100)
 }
 
-var funcs = template.FuncMap{"baht": baht}
+var funcs = template.FuncMap{"baht": baht, "when": when, "excerpt": excerpt}

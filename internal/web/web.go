@@ -27,6 +27,7 @@ import (
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
+	"rentapi/internal/webhook"
 )
 
 //go:embed assets
@@ -47,10 +48,13 @@ type Config struct {
 	Buckets bucket.Store
 	// Now is the clock; defaults to the store's.
 	Now func() time.Time
-	// Secret is the server secret: the portal fingerprints the keys it
-	// makes with it, as the API does the keys it is sent. Without it the
-	// portal cannot make keys.
+	// Secret is the server secret, the API's: the portal seals webhook
+	// signing secrets with it as the API does, so the delivery jobs open
+	// either. Without it the portal's webhook pages are not served.
 	Secret *secret.Secret
+	// Guard judges the webhook URLs developers register in the portal, as
+	// the API's guard does.
+	Guard webhook.Guard
 }
 
 // pages serves the payment pages.
@@ -72,7 +76,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 	p := &pages{db: cfg.DB, log: log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML))}
 	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
 		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates(),
-		secret: cfg.Secret}
+		secret: cfg.Secret, guard: cfg.Guard}
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
@@ -99,6 +103,25 @@ func New(cfg Config, next http.Handler) http.Handler {
 	}
 	s.landlordRoutes(browser)
 	s.portalRoutes(browser)
+
+	if s.secret != nil {
+		const hooks, endpoint = "/portal/apps/{app_id}/webhooks/{mode}", "/portal/apps/{app_id}/webhooks/{mode}/{endpoint_id}"
+		browser.HandleFunc("GET /portal/apps/{app_id}/webhooks", s.handleWebhooksHome())
+		browser.HandleFunc("GET "+hooks, s.handleEndpoints())
+		browser.HandleFunc("POST "+hooks, s.handleCreateEndpoint())
+		browser.HandleFunc("GET "+hooks+"/new", s.handleNewEndpoint())
+		browser.HandleFunc("GET "+endpoint, s.handleEndpoint())
+		browser.HandleFunc("POST "+endpoint, s.handleUpdateEndpoint())
+		browser.HandleFunc("POST "+endpoint+"/status", s.handleEndpointStatus())
+		browser.HandleFunc("POST "+endpoint+"/rotate", s.handleRotateSecret())
+		browser.HandleFunc("POST "+endpoint+"/test", s.handleTestEvent())
+		browser.HandleFunc("GET "+endpoint+"/delete", s.handleDeletePage())
+		browser.HandleFunc("POST "+endpoint+"/delete", s.handleDeleteEndpoint())
+		browser.HandleFunc("GET "+endpoint+"/deliveries", s.handleDeliveries())
+		browser.HandleFunc("POST "+endpoint+"/deliveries/{delivery_id}/resend", s.handleResend())
+		browser.HandleFunc("GET /portal/apps/{app_id}/sandbox/reset", s.handleSandboxReset())
+		browser.HandleFunc("POST /portal/apps/{app_id}/sandbox/reset", s.handleSandboxReset())
+	}
 
 	pay := p.logged(browser, protect(browser))
 	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

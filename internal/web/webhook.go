@@ -1,0 +1,506 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"rentapi/internal/api"
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+// The developer manages an application's webhook endpoints in the portal
+// with the API's own rules and store methods (rental.EndpointChange for
+// the settings, the store for the plan's limit and the sealed secrets,
+// RecordTestEvent, Resend, ResetSandbox): a page and a request of the API
+// cannot disagree. Every page is of one mode, named in the path
+// (/portal/apps/{app_id}/webhooks/test or /live), as endpoints are.
+
+// hooks is what every webhook page of an application knows.
+type hooks struct {
+	App  *rental.Application
+	Mode rental.Mode
+	// Base is the mode's list, the root of its pages' paths.
+	Base string
+}
+
+// Live reports whether the pages are of live mode.
+func (h hooks) Live() bool { return h.Mode == rental.ModeLive }
+
+// AppPath is the application's page in the portal.
+func (h hooks) AppPath() string { return "/portal/apps/" + h.App.ID }
+
+// endpointForm is the create or edit form, as typed.
+type endpointForm struct {
+	URL string
+	// Events are the ticked boxes: "*" (every type) or types.
+	Events      []string
+	Description string
+}
+
+// Has reports whether the form has the box of event type t ticked.
+func (f endpointForm) Has(t string) bool { return slices.Contains(f.Events, t) }
+
+// formOf shows an endpoint's settings in the form.
+func formOf(e *rental.WebhookEndpoint) endpointForm {
+	f := endpointForm{URL: e.URL, Events: e.EnabledEvents}
+	if e.Description != nil {
+		f.Description = *e.Description
+	}
+	return f
+}
+
+// change is the change the API's body with the form's values would make,
+// judged by the same rules ("*" ticked with types is refused, as the API
+// refuses it); an empty description is none.
+func (f endpointForm) change() rental.EndpointChange {
+	ch := rental.EndpointChange{URL: rental.Of(f.URL), EnabledEvents: rental.Of(append([]string{}, f.Events...)), Description: rental.Of(f.Description)}
+	if f.Description == "" {
+		ch.Description.Null = true
+	}
+	return ch
+}
+
+// readEndpointForm reads the posted settings, bounded like the API's body.
+func readEndpointForm(r *http.Request) endpointForm {
+	f := endpointForm{URL: strings.TrimSpace(r.PostForm.Get("url")), Description: strings.TrimSpace(r.PostForm.Get("description"))}
+	for _, t := range r.PostForm["enabled_events"] {
+		if len(f.Events) <= len(rental.EventTypes) && !slices.Contains(f.Events, t) {
+			f.Events = append(f.Events, t)
+		}
+	}
+	return f
+}
+
+// eventChoices are the boxes of the form: every type, then each one.
+var eventChoices = append([]string{"*"}, rental.EventTypes...)
+
+// when writes a time as it is in Thailand, where the service's landlords
+// are.
+func when(t rental.Time) string { return t.In(rental.Bangkok).Format("2006-01-02 15:04") }
+
+// excerpt is the start of a receiver's answer, enough to see what it said.
+func excerpt(s string) string {
+	const n = 300
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// endpointsView is the list page.
+type endpointsView struct {
+	hooks
+	Endpoints []rental.WebhookEndpoint
+}
+
+// endpointView is an endpoint's page: its settings, the edit form and the
+// actions.
+type endpointView struct {
+	hooks
+	Endpoint *rental.WebhookEndpoint
+	Form     endpointForm
+	Types    []string
+	// Accounts are the landlords a live test event can be sent as.
+	Accounts []rental.Account
+}
+
+// newEndpointView is the create form.
+type newEndpointView struct {
+	hooks
+	Form  endpointForm
+	Types []string
+}
+
+// secretView shows a signing secret once, after a creation or rotation.
+type secretView struct {
+	hooks
+	Endpoint *rental.WebhookEndpoint
+	Rotated  bool
+	// OldUntil is when the old secret stops signing, after a rotation.
+	OldUntil rental.Time
+}
+
+// deliveriesView is an endpoint's delivery log, newest first.
+type deliveriesView struct {
+	hooks
+	Endpoint   *rental.WebhookEndpoint
+	Deliveries []rental.Delivery
+	// Older is the query of the next page, empty on the last.
+	Older string
+}
+
+// deliveriesPerPage is how many deliveries a page of the log shows.
+const deliveriesPerPage = 20
+
+// errEndpointOff refuses a send to a disabled endpoint, as the API does
+// (409 webhook_endpoint_disabled), in the portal's words.
+var errEndpointOff = rental.Conflict("webhook_endpoint_disabled",
+	"endpoint นี้ปิดใช้อยู่ เปิดใช้ก่อน · The endpoint is disabled; enable it first.")
+
+// hookPages runs h for a webhook page of the developer's own application
+// in the path's mode.
+func (s *site) hookPages(h func(w http.ResponseWriter, r *http.Request, pg page, hk hooks)) http.HandlerFunc {
+	return s.developerApp(func(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string, app *rental.Application) {
+		mode := rental.Mode(r.PathValue("mode"))
+		if mode != rental.ModeTest && mode != rental.ModeLive {
+			s.fail(w, r, portalArea, rental.NotFound("page", ""))
+			return
+		}
+		hk := hooks{App: app, Mode: mode, Base: "/portal/apps/" + app.ID + "/webhooks/" + string(mode)}
+		pg := page{Area: portalArea, Person: p, Flash: done[r.URL.Query().Get("done")]}
+		h(w, r, pg, hk)
+	})
+}
+
+// endpointPages runs h for a page of one endpoint of the application and
+// mode; another's is not found.
+func (s *site) endpointPages(h func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint)) http.HandlerFunc {
+	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
+		e, err := s.db.Read().GetEndpoint(r.Context(), hk.App.ID, hk.Mode, r.PathValue("endpoint_id"))
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		h(w, r, pg, hk, e)
+	})
+}
+
+// shown is a refusal to show on the form it came from: a rental error the
+// person can act on, its status and its words; ok is false for anything
+// else (a failure of ours, for the error page).
+func shown(err error) (status int, msg string, ok bool) {
+	e, isRental := rental.AsError(err)
+	status = api.StatusOf(err)
+	if !isRental || status >= 500 {
+		return 0, "", false
+	}
+	th := "ข้อมูลไม่ถูกต้อง"
+	switch e.Code {
+	case "invalid_url":
+		th = "ใช้ URL นี้ไม่ได้"
+	case "plan_limit_reached":
+		th = "จำนวน endpoint ครบตามแพ็กเกจแล้ว"
+	}
+	return status, th + " · " + e.Message, true
+}
+
+// handleWebhooksHome sends the webhooks of an application to its test mode.
+func (s *site) handleWebhooksHome() http.HandlerFunc {
+	return s.developerApp(func(w http.ResponseWriter, r *http.Request, _ *rental.Person, _ string, app *rental.Application) {
+		http.Redirect(w, r, "/portal/apps/"+app.ID+"/webhooks/"+string(rental.ModeTest), http.StatusSeeOther)
+	})
+}
+
+// handleEndpoints lists the mode's endpoints.
+func (s *site) handleEndpoints() http.HandlerFunc {
+	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
+		s.renderEndpoints(w, r, http.StatusOK, pg, hk)
+	})
+}
+
+func (s *site) renderEndpoints(w http.ResponseWriter, r *http.Request, status int, pg page, hk hooks) {
+	// A plan allows at most 100 endpoints of a mode: one page holds them all.
+	list, _, err := s.db.Read().ListEndpoints(r.Context(), hk.App.ID, hk.Mode, store.Page{Limit: 100})
+	if err != nil {
+		s.fail(w, r, portalArea, err)
+		return
+	}
+	pg.Wide = true
+	pg.Data = endpointsView{hooks: hk, Endpoints: list}
+	s.render(w, r, status, "webhooks", pg)
+}
+
+// handleNewEndpoint shows the create form.
+func (s *site) handleNewEndpoint() http.HandlerFunc {
+	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
+		pg.Data = newEndpointView{hooks: hk, Form: endpointForm{Events: []string{"*"}}, Types: eventChoices}
+		s.render(w, r, http.StatusOK, "webhook_new", pg)
+	})
+}
+
+// handleCreateEndpoint creates an endpoint and shows its secret, once. A
+// refusal (the URL guard, the plan's limit, a bad value) is shown on the
+// form, which keeps what was typed.
+func (s *site) handleCreateEndpoint() http.HandlerFunc {
+	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
+		if err := form(w, r); err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		f := readEndpointForm(r)
+		var e *rental.WebhookEndpoint
+		spec, err := f.change().Check(true, s.guard.Check)
+		if err == nil {
+			err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
+				e, err = tx.CreateEndpoint(r.Context(), hk.App, hk.Mode, spec, s.secret)
+				return err
+			})
+		}
+		if status, msg, ok := shown(err); ok {
+			pg.Error = msg
+			pg.Data = newEndpointView{hooks: hk, Form: f, Types: eventChoices}
+			s.render(w, r, status, "webhook_new", pg)
+			return
+		}
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		pg.Data = secretView{hooks: hk, Endpoint: e}
+		s.render(w, r, http.StatusCreated, "webhook_secret", pg)
+	})
+}
+
+// handleEndpoint shows an endpoint with its edit form and actions.
+func (s *site) handleEndpoint() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		s.renderEndpoint(w, r, http.StatusOK, pg, hk, e, formOf(e))
+	})
+}
+
+func (s *site) renderEndpoint(w http.ResponseWriter, r *http.Request, status int, pg page, hk hooks, e *rental.WebhookEndpoint, f endpointForm) {
+	v := endpointView{hooks: hk, Endpoint: e, Form: f, Types: eventChoices}
+	if hk.Live() {
+		all, err := s.db.Read().LiveAccounts(r.Context(), hk.App.ID)
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		for _, a := range all {
+			if !a.Revoked {
+				v.Accounts = append(v.Accounts, a)
+			}
+		}
+	}
+	pg.Wide = true
+	pg.Data = v
+	s.render(w, r, status, "webhook", pg)
+}
+
+// handleUpdateEndpoint saves the edit form: URL, events and description.
+func (s *site) handleUpdateEndpoint() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		if err := form(w, r); err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		f := readEndpointForm(r)
+		spec, err := f.change().Check(false, s.guard.Check)
+		if err == nil {
+			err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
+				_, err := tx.UpdateEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID, spec)
+				return err
+			})
+		}
+		if status, msg, ok := shown(err); ok && !rental.IsNotFound(err) {
+			pg.Error = msg
+			s.renderEndpoint(w, r, status, pg, hk, e, f)
+			return
+		}
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		http.Redirect(w, r, hk.Base+"/"+e.ID+"?done=saved", http.StatusSeeOther)
+	})
+}
+
+// handleEndpointStatus enables or disables an endpoint.
+func (s *site) handleEndpointStatus() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		if err := form(w, r); err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		status := r.PostForm.Get("status")
+		spec, err := rental.EndpointChange{Status: rental.Of(status)}.Check(false, s.guard.Check)
+		spec.DisabledReason = "Disabled in the developer portal."
+		if err == nil {
+			err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
+				_, err := tx.UpdateEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID, spec)
+				return err
+			})
+		}
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		http.Redirect(w, r, hk.Base+"/"+e.ID+"?done="+status, http.StatusSeeOther)
+	})
+}
+
+// handleRotateSecret gives the endpoint a new secret and shows it, once;
+// the old one keeps signing for rental.SecretOverlap.
+func (s *site) handleRotateSecret() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		var rotated *rental.WebhookEndpoint
+		err := s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
+			rotated, err = tx.RotateSecret(r.Context(), hk.App.ID, hk.Mode, e.ID, s.secret)
+			return err
+		})
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		pg.Data = secretView{hooks: hk, Endpoint: rotated, Rotated: true,
+			OldUntil: rental.Time{Time: rotated.UpdatedAt.Add(rental.SecretOverlap)}}
+		s.render(w, r, http.StatusOK, "webhook_secret", pg)
+	})
+}
+
+// handleTestEvent sends a webhook.test event to the endpoint, as the API's
+// POST /test does: from the sandbox in test mode, from the linked account
+// chosen in live mode.
+func (s *site) handleTestEvent() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		if err := form(w, r); err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		if e.Status != rental.EndpointEnabled {
+			s.fail(w, r, portalArea, errEndpointOff)
+			return
+		}
+		acctID := hk.App.SandboxAccountID
+		if hk.Live() {
+			acctID = r.PostForm.Get("account")
+		}
+		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+			acct, err := tx.GetAccount(r.Context(), hk.App.ID, acctID)
+			if err == nil && (acct.Mode() != hk.Mode || acct.Revoked) {
+				err = rental.NotFound("account", acctID)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = tx.RecordTestEvent(r.Context(), acct, e)
+			return err
+		})
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		http.Redirect(w, r, hk.Base+"/"+e.ID+"/deliveries?done=test", http.StatusSeeOther)
+	})
+}
+
+// handleDeletePage asks before deleting an endpoint.
+func (s *site) handleDeletePage() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		pg.Data = endpointView{hooks: hk, Endpoint: e}
+		s.render(w, r, http.StatusOK, "webhook_delete", pg)
+	})
+}
+
+// handleDeleteEndpoint deletes an endpoint and its delivery log.
+func (s *site) handleDeleteEndpoint() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+			return tx.DeleteEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID)
+		})
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		http.Redirect(w, r, hk.Base+"?done=deleted", http.StatusSeeOther)
+	})
+}
+
+// handleDeliveries shows an endpoint's delivery log, newest first, a page
+// at a time; ?older= names the last delivery of the page before.
+func (s *site) handleDeliveries() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		p := store.Page{Limit: deliveriesPerPage}
+		if q := r.URL.Query(); q.Has("older") {
+			pos, ok := parsePosition(q.Get("older"))
+			if !ok {
+				s.fail(w, r, portalArea, rental.Invalid("older", "The page asked for does not exist."))
+				return
+			}
+			p.After = &pos
+		}
+		list, more, err := s.db.Read().ListDeliveries(r.Context(), hk.App.ID, hk.Mode, e.ID, store.DeliveryFilter{}, p)
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		v := deliveriesView{hooks: hk, Endpoint: e, Deliveries: list}
+		if more {
+			last := list[len(list)-1]
+			v.Older = "?older=" + url.QueryEscape(strconv.FormatInt(last.CreatedAt.UnixMilli(), 10)+"."+last.ID)
+		}
+		pg.Wide = true
+		pg.Data = v
+		s.render(w, r, http.StatusOK, "deliveries", pg)
+	})
+}
+
+// parsePosition reads the "<created ms>.<id>" of ?older=.
+func parsePosition(s string) (store.Position, bool) {
+	ms, id, ok := strings.Cut(s, ".")
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if !ok || err != nil || n < 0 || id == "" || len(id) > 64 || strings.IndexFunc(id, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
+	}) >= 0 {
+		return store.Position{}, false
+	}
+	return store.Position{CreatedAt: n, ID: id}, true
+}
+
+// handleResend sends a delivery of the endpoint again, as the API's resend
+// does: at once, as a new run of attempts with the same event and body.
+func (s *site) handleResend() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		if e.Status != rental.EndpointEnabled {
+			s.fail(w, r, portalArea, errEndpointOff)
+			return
+		}
+		id := r.PathValue("delivery_id")
+		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+			d, err := tx.GetDelivery(r.Context(), hk.App.ID, hk.Mode, id)
+			if err == nil && d.EndpointID != e.ID {
+				err = rental.NotFound("webhook_delivery", id)
+			}
+			if err != nil {
+				return err
+			}
+			_, err = tx.Resend(r.Context(), hk.App.ID, hk.Mode, id)
+			return err
+		})
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		http.Redirect(w, r, hk.Base+"/"+e.ID+"/deliveries?done=resent", http.StatusSeeOther)
+	})
+}
+
+// handleSandboxReset asks before resetting the application's sandbox (GET)
+// and resets it (POST), as the API's test helper does: every change to the
+// sandbox and its events are deleted, and the sample data put back.
+func (s *site) handleSandboxReset() http.HandlerFunc {
+	return s.developerApp(func(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string, app *rental.Application) {
+		hk := hooks{App: app, Mode: rental.ModeTest, Base: "/portal/apps/" + app.ID + "/webhooks/" + string(rental.ModeTest)}
+		if r.Method == http.MethodGet {
+			s.render(w, r, http.StatusOK, "sandbox_reset", page{Area: portalArea, Person: p, Data: hk})
+			return
+		}
+		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+			acct, err := tx.GetAccount(r.Context(), app.ID, app.SandboxAccountID)
+			if err != nil {
+				return err
+			}
+			return tx.ResetSandbox(r.Context(), acct)
+		})
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		http.Redirect(w, r, hk.Base+"?done=reset", http.StatusSeeOther)
+	})
+}
