@@ -134,8 +134,8 @@ func (s *site) fail(w http.ResponseWriter, r *http.Request, a area, err error) {
 	}
 	status := api.StatusOf(err)
 	p := page{Area: a, Status: status}
-	if e, ok := rental.AsError(err); ok && status < 500 {
-		p.Detail = e.Message
+	if e, ok := rental.AsError(err); ok && status < 500 && status != http.StatusNotFound {
+		p.Detail = e.Message // a 404 says all there is: no such page, whatever it named
 	} else if status >= 500 {
 		s.log.ErrorContext(context.WithoutCancel(r.Context()), "page", "request_id", requestID(r.Context()), "error", err.Error())
 	}

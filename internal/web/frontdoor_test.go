@@ -1,0 +1,146 @@
+package web_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"rentapi/internal/store/storetest"
+)
+
+// The whole front door in a real Chromium: a developer signs up and creates
+// an application whose redirect URI is the developer's own server; a
+// landlord follows the application's connect link, signs up, approves, and
+// the developer's server receives account_id and the state; the developer
+// makes a live key for that account in the portal and it works against the
+// API; the landlord disconnects in /app and the same call gets 403
+// account_access_revoked; a second approval gives back the same acct_ ID
+// and the key works again. The sign-up, sign-in, password and not-found
+// pages are photographed on the way, on a phone and a laptop.
+func TestFrontDoorInChromium(t *testing.T) {
+	path := chromium(t)
+	back := make(chan url.Values, 4)
+	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/back" {
+			back <- r.URL.Query()
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>Dorm Books</title><p id="back">Back at Dorm Books</p>`)
+	}))
+	t.Cleanup(client.Close)
+	redirect := client.URL + "/back"
+	p := newPortal(t, storetest.SQLite(t))
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800))
+	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 120*time.Second)
+	defer cancel()
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(ctx, actions...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	location := func() string {
+		t.Helper()
+		at, err := chromedp.Run(ctx, chromedp.Location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return at
+	}
+
+	// The developer signs up and creates the application.
+	run("portal sign-up page", chromedp.Navigate(p.base+"/portal/signup"), chromedp.WaitVisible(`input[name="name"]`))
+	shoot(ctx, t, "signup")
+	run("developer sign-up",
+		chromedp.EmulateViewport(1280, 800),
+		chromedp.SendKeys(`input[name="name"]`, "Dorm Books"),
+		chromedp.SendKeys(`input[name="email"]`, "dev@dormbooks.example"),
+		chromedp.SendKeys(`input[name="password"]`, "a long developer password"),
+		chromedp.Click(`form[action="/portal/signup"] button`),
+		chromedp.WaitVisible(`a[href="/portal/apps/new"]`),
+		chromedp.Navigate(p.base+"/portal/apps/new"),
+		chromedp.WaitVisible(`textarea[name="redirect_uris"]`),
+		chromedp.SendKeys(`input[name="name"]`, "Dorm Books"),
+		chromedp.SendKeys(`input[name="company"]`, "Dorm Books Co., Ltd."),
+		chromedp.SetValue(`textarea[name="redirect_uris"]`, redirect),
+		chromedp.Click(`form[action="/portal/apps/new"] button`),
+		chromedp.WaitVisible(`#settings`),
+	)
+	m := regexp.MustCompile(`/portal/apps/(app_[a-z0-9]+)`).FindStringSubmatch(location())
+	if m == nil {
+		t.Fatalf("after creating the application the browser is at %s", location())
+	}
+	app := m[1]
+
+	// The landlord follows the connect link, signs up and approves.
+	connect := func(state string) string {
+		return p.base + "/connect/" + app + "?redirect_uri=" + url.QueryEscape(redirect) + "&state=" + state
+	}
+	run("the connect link, signed out", chromedp.Navigate(connect("front-door-state-1")), chromedp.WaitVisible(`form[action="/app/signin"]`))
+	shoot(ctx, t, "signin")
+	run("landlord sign-up",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Click(`a[href^="/app/signup"]`),
+		chromedp.WaitVisible(`input[name="name"]`),
+		chromedp.SendKeys(`input[name="name"]`, "หอพักบ้านสุข Baan Suk"),
+		chromedp.SendKeys(`input[name="email"]`, "somchai@baansuk.example"),
+		chromedp.SendKeys(`input[name="password"]`, "a long landlord password"),
+		chromedp.Click(`form[action="/app/signup"] button`),
+		chromedp.WaitVisible(`button[value="approve"]`),
+	)
+	account := approveInBrowser(ctx, t, back, redirect, "front-door-state-1")
+
+	// The developer makes a live key bound to that account.
+	run("live key",
+		chromedp.EmulateViewport(1280, 800),
+		chromedp.Navigate(p.base+"/portal/apps/"+app+"/keys/new"),
+		chromedp.WaitVisible(`select[name="account"]`),
+		chromedp.SendKeys(`input[name="name"]`, "Production"),
+		chromedp.Click(`input[name="mode"][value="live"]`),
+		chromedp.SetValue(`select[name="account"]`, account),
+		chromedp.Click(`form[action$="/keys"] button`),
+		chromedp.WaitVisible(`#secret`),
+	)
+	key, err := chromedp.Run(ctx, chromedp.Text(`#secret`))
+	if key = strings.TrimSpace(key); err != nil || !strings.HasPrefix(key, "svc_live_") {
+		t.Fatalf("the live key on screen: %q (%v)", key, err)
+	}
+	wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/properties", ""), http.StatusOK, "")
+	wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/account", account), http.StatusOK, "")
+
+	// The landlord disconnects the application in /app.
+	run("disconnect",
+		chromedp.Navigate(p.base+"/app"),
+		chromedp.WaitVisible(`#connections`),
+		chromedp.Click(`form[action="/app/connections/`+account+`/disconnect"] button`),
+		chromedp.WaitVisible(`form[method="post"][action="/app/connections/`+account+`/disconnect"]`),
+		chromedp.Click(`form[method="post"][action="/app/connections/`+account+`/disconnect"] button`),
+		chromedp.WaitVisible(`.flash`),
+	)
+	wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/properties", ""), http.StatusForbidden, "account_access_revoked")
+
+	// Approving again relinks the same account, and the key works again.
+	run("relink", chromedp.Navigate(connect("front-door-state-2")), chromedp.WaitVisible(`button[value="approve"]`))
+	if again := approveInBrowser(ctx, t, back, redirect, "front-door-state-2"); again != account {
+		t.Fatalf("relinked as %s, was %s", again, account)
+	}
+	wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/properties", ""), http.StatusOK, "")
+
+	run("password page", chromedp.Navigate(p.base+"/app/password"), chromedp.WaitVisible(`input[name="current"]`))
+	shoot(ctx, t, "password")
+	run("a page that does not exist", chromedp.Navigate(p.base+"/portal/nothing-here"), chromedp.WaitVisible(`main .card`))
+	shoot(ctx, t, "not-found")
+}
