@@ -127,6 +127,9 @@ func TestFrontDoorInChromium(t *testing.T) {
 		chromedp.WaitVisible(`#connections`),
 		chromedp.Click(`form[action="/app/connections/`+account+`/disconnect"] button`),
 		chromedp.WaitVisible(`form[method="post"][action="/app/connections/`+account+`/disconnect"]`),
+	)
+	shoot(ctx, t, "disconnect")
+	run("disconnect confirmed",
 		chromedp.Click(`form[method="post"][action="/app/connections/`+account+`/disconnect"] button`),
 		chromedp.WaitVisible(`.flash`),
 	)
@@ -138,6 +141,44 @@ func TestFrontDoorInChromium(t *testing.T) {
 		t.Fatalf("relinked as %s, was %s", again, account)
 	}
 	wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/properties", ""), http.StatusOK, "")
+
+	// The developer links from the portal: the consent page (the landlord
+	// is signed in in this browser) returns to the portal's callback with
+	// a code only this session and its state cookie can exchange.
+	run("link from the portal",
+		chromedp.Navigate(p.base+"/portal/apps/"+app),
+		chromedp.Click(`form[action="/portal/apps/`+app+`/link"] button`),
+		chromedp.WaitVisible(`button[value="approve"]`),
+		chromedp.Click(`button[value="approve"]`),
+	)
+	for deadline := time.Now().Add(20 * time.Second); !strings.HasPrefix(location(), p.base+"/portal/callback?"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the portal's callback was never reached; at %s", location())
+		}
+	}
+	run("the callback page", chromedp.WaitVisible(`main .card`))
+	if at := location(); !strings.HasPrefix(at, p.base+"/portal/callback?code=") {
+		t.Fatalf("after approving the portal's link the browser is at %s", at)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(`main`))
+	if err != nil || !strings.Contains(text, account) {
+		t.Fatalf("the portal's callback page does not name %s:\n%s (%v)", account, text, err)
+	}
+	shoot(ctx, t, "linked")
+	run("the application page", chromedp.Navigate(p.base+"/portal/apps/"+app), chromedp.WaitVisible(`#settings`))
+	html, err := chromedp.Run(ctx, chromedp.OuterHTML(`main`))
+	k := keyIDs.FindStringSubmatch(html)
+	if err != nil || k == nil {
+		t.Fatalf("no key on the application page (%v)", err)
+	}
+	for _, pg := range []struct{ name, path, wait string }{
+		{"confirm", "/portal/apps/" + app + "/keys/" + k[1] + "/rotate", `main form button`},
+		{"webhook-new", "/portal/apps/" + app + "/webhooks/test/new", `input[name="url"]`},
+		{"sandbox-reset", "/portal/apps/" + app + "/sandbox/reset", `main form button`},
+	} {
+		run(pg.name, chromedp.Navigate(p.base+pg.path), chromedp.WaitVisible(pg.wait))
+		shoot(ctx, t, pg.name)
+	}
 
 	run("password page", chromedp.Navigate(p.base+"/app/password"), chromedp.WaitVisible(`input[name="current"]`))
 	shoot(ctx, t, "password")
