@@ -12,6 +12,7 @@ import (
 
 	"rentapi/internal/api"
 	"rentapi/internal/bucket"
+	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/web"
 )
@@ -69,6 +70,12 @@ func (b *browser) post(path string, form url.Values) page { return b.do("POST", 
 // site serves the API and the pages over a fresh database.
 func site(t *testing.T, tls bool, buckets bucket.Store) (*httptest.Server, storetest.Engine) {
 	e := storetest.SQLite(t)
+	return siteOver(t, e.DB, tls, buckets), e
+}
+
+// siteOver serves the API and the pages over db (a test engine's database,
+// or another process's handle on it).
+func siteOver(t *testing.T, db *store.DB, tls bool, buckets bucket.Store) *httptest.Server {
 	hs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(hs.Close)
 	scheme := "http://"
@@ -76,17 +83,17 @@ func site(t *testing.T, tls bool, buckets bucket.Store) (*httptest.Server, store
 		scheme = "https://"
 	}
 	base := scheme + hs.Listener.Addr().String()
-	srv, err := api.NewServer(api.Config{DB: e.DB, Secret: storetest.Secret(t), PublicURL: base})
+	srv, err := api.NewServer(api.Config{DB: db, Secret: storetest.Secret(t), PublicURL: base})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs.Config.Handler = web.New(web.Config{DB: e.DB, PublicURL: base, Buckets: buckets}, srv)
+	hs.Config.Handler = web.New(web.Config{DB: db, PublicURL: base, Buckets: buckets}, srv)
 	if tls {
 		hs.StartTLS()
 	} else {
 		hs.Start()
 	}
-	return hs, e
+	return hs
 }
 
 // A developer signs up and is signed in; the session cookie is HttpOnly,
@@ -158,19 +165,33 @@ func TestSessions(t *testing.T) {
 
 // An unknown email and a wrong password get the same answer; a landlord's
 // login is not a developer's; the 11th failed sign-in of an email in 15
-// minutes (per email and per address) is throttled, shared by every process through the bucket store
+// minutes (per email and per address) is throttled, shared by every
+// process through the bucket store
 // (Redis when RENTAPI_TEST_REDIS is set); a cross-site form post is refused.
 func TestSignIn(t *testing.T) {
-	var shared bucket.Store = bucket.NewMemory()
-	if u := os.Getenv("RENTAPI_TEST_REDIS"); u != "" {
-		r, err := bucket.NewRedis(t.Context(), u, "test:"+strings.ReplaceAll(t.Name(), "/", ":")+":"+storetest.Secret(t).Fingerprint(t.TempDir())[:8]+":")
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		var shared bucket.Store = bucket.NewMemory()
+		if u := os.Getenv("RENTAPI_TEST_REDIS"); u != "" {
+			r, err := bucket.NewRedis(t.Context(), u, "test:"+strings.ReplaceAll(t.Name(), "/", ":")+":"+storetest.Secret(t).Fingerprint(t.TempDir())[:8]+":")
+			if err != nil {
+				t.Fatal(err)
+			}
+			shared = r
+		}
+		// Two processes of one deployment: one database, one throttle.
+		other, err := store.Open(t.Context(), e.DSN, store.Options{Now: e.Clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}
-		shared = r
-	}
-	one, _ := site(t, false, shared)
-	two, _ := site(t, false, shared) // another process, another database: only the throttle is shared
+		t.Cleanup(func() { other.Close() })
+		one, two := siteOver(t, e.DB, false, shared), siteOver(t, other, false, shared)
+		signInAcross(t, one, two)
+	})
+}
+
+// signInAcross checks the sign-in answers with two processes of one
+// deployment.
+func signInAcross(t *testing.T, one, two *httptest.Server) {
 	b := newBrowser(t, one.URL, nil)
 	b.post("/app/signup", url.Values{"name": {"Somchai"}, "email": {"somchai@example.com"}, "password": {"long enough pw"}})
 	anon := newBrowser(t, one.URL, nil)
