@@ -48,6 +48,9 @@ type ApplicationSpec struct {
 // landlord on the pro plan, the account linking it (granted every scope),
 // and the sample data.
 func (tx *Tx) CreateApplication(ctx context.Context, spec ApplicationSpec) (*rental.Application, error) {
+	if err := rental.CheckRedirectURIs(spec.RedirectURIs); err != nil {
+		return nil, err
+	}
 	uris, err := json.Marshal(append([]string{}, spec.RedirectURIs...))
 	if err != nil {
 		return nil, fmt.Errorf("store: create application: %w", err)

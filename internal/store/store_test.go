@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -116,6 +117,33 @@ func TestAccountLinks(t *testing.T) {
 		// The sandbox cannot be revoked.
 		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, f.App.SandboxAccountID) }); !rental.IsNotFound(err) {
 			t.Fatalf("revoke sandbox: %v", err)
+		}
+	})
+}
+
+// An application's redirect URIs are checked when it is made.
+func TestApplicationRedirectURIs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanFree)
+		create := func(uris ...string) (*rental.Application, error) {
+			var app *rental.Application
+			err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+				app, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: f.Developer.ID, Name: "A", Scopes: rental.AllScopes, RedirectURIs: uris})
+				return err
+			})
+			return app, err
+		}
+		app, err := create("https://app.example.com/cb", "http://localhost:3000/cb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.DB.Read().GetApplication(ctx, app.ID)
+		if err != nil || !slices.Equal(got.RedirectURIs, []string{"https://app.example.com/cb", "http://localhost:3000/cb"}) {
+			t.Fatalf("stored %v %v", got, err)
+		}
+		if _, err := create("http://app.example.com/cb"); err == nil {
+			t.Fatal("http on a public host was registered")
 		}
 	})
 }
