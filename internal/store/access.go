@@ -176,13 +176,19 @@ func (tx *Tx) insertAccount(ctx context.Context, id, appID, landlordID string, s
 	return nil
 }
 
-// LinkAccount records a landlord's approval of an application with the
-// granted scopes. A landlord who linked before (and was disconnected) gets
-// the same account ID back, active again with the new grant.
-func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, granted rental.Scopes) (*rental.Account, error) {
-	var id string
+// LinkAccount records a landlord's approval of an application: the link
+// is made, or its grant replaced, with the approved scopes the application
+// still requests (rental.ReplaceGrant). A landlord who linked before (and
+// was disconnected) gets the same account ID back, active again. Either
+// way the application hears of it: an account.linked event with the
+// account as it stands now.
+func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approved rental.Scopes) (*rental.Account, error) {
+	app, err := tx.GetApplication(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
 	var sandbox bool
-	err := tx.c.QueryRowContext(ctx, `SELECT sandbox FROM landlords WHERE id = $1`, landlordID).Scan(&sandbox)
+	err = tx.c.QueryRowContext(ctx, `SELECT sandbox FROM landlords WHERE id = $1`, landlordID).Scan(&sandbox)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("landlord", landlordID)
 	}
@@ -192,28 +198,66 @@ func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, granted
 	if err := rental.CheckLinkable(sandbox); err != nil {
 		return nil, err
 	}
+	if err := tx.Claim(ctx, &rental.Account{LandlordID: landlordID}); err != nil {
+		return nil, err
+	}
+	grant := rental.ReplaceGrant(app.Scopes, approved)
+	var id string
 	err = tx.c.QueryRowContext(ctx, `SELECT id FROM accounts WHERE application_id = $1 AND landlord_id = $2`, appID, landlordID).Scan(&id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		id = rental.NewID(rental.PrefixAccount)
-		if err := tx.insertAccount(ctx, id, appID, landlordID, false, granted); err != nil {
+		if err := tx.insertAccount(ctx, id, appID, landlordID, false, grant); err != nil {
 			return nil, err
 		}
 	case err != nil:
 		return nil, fmt.Errorf("store: link account: %w", err)
 	default:
-		_, err = tx.c.ExecContext(ctx, `UPDATE accounts SET scopes = $2, revoked_at = NULL, updated_at = $3 WHERE id = $1`, id, granted.String(), ms(tx.Now))
+		_, err = tx.c.ExecContext(ctx, `UPDATE accounts SET scopes = $2, revoked_at = NULL, updated_at = $3 WHERE id = $1`, id, grant.String(), ms(tx.Now))
 		if err != nil {
 			return nil, fmt.Errorf("store: relink account: %w", err)
 		}
 	}
-	return tx.GetAccount(ctx, appID, id)
+	acct, err := tx.GetAccount(ctx, appID, id)
+	if err != nil {
+		return nil, err
+	}
+	return acct, tx.recordAccountEvent(ctx, acct, rental.EventAccountLinked, app.Scopes)
 }
 
-// RevokeAccount ends a link; the landlord's data stays.
+// RevokeAccount ends a link; the landlord's data stays, and the
+// application hears of it (account.unlinked). Ending a link that has ended
+// already does nothing. The sandbox's link never ends: not found.
 func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error {
-	return tx.execOne(ctx, "account", accountID, `UPDATE accounts SET revoked_at = $3, updated_at = $3
-		WHERE application_id = $1 AND id = $2 AND sandbox = FALSE`, appID, accountID, ms(tx.Now))
+	acct, err := tx.GetAccount(ctx, appID, accountID)
+	if err != nil {
+		return err
+	}
+	if acct.Sandbox {
+		return rental.NotFound("account", accountID)
+	}
+	if acct.Revoked {
+		return nil
+	}
+	app, err := tx.GetApplication(ctx, appID)
+	if err != nil {
+		return err
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return err
+	}
+	res, err := tx.c.ExecContext(ctx, `UPDATE accounts SET revoked_at = $3, updated_at = $3
+		WHERE application_id = $1 AND id = $2 AND revoked_at IS NULL`, appID, accountID, ms(tx.Now))
+	if err != nil {
+		return fmt.Errorf("store: revoke account: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // ended meanwhile, by a transaction that held the landlord first
+	}
+	if acct, err = tx.GetAccount(ctx, appID, accountID); err != nil {
+		return err
+	}
+	return tx.recordAccountEvent(ctx, acct, rental.EventAccountUnlinked, app.Scopes)
 }
 
 // GetAccount returns an account of the application, revoked or not; an

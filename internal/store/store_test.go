@@ -100,6 +100,10 @@ func TestAccountLinks(t *testing.T) {
 		if err != nil || !got.Revoked {
 			t.Fatalf("after revoke: %+v %v", got, err)
 		}
+		// Ending it again changes nothing.
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, acct.ID) }); err != nil {
+			t.Fatal(err)
+		}
 		// Linking again needs a new approval, and gives the same account ID back.
 		var again *rental.Account
 		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
@@ -109,14 +113,47 @@ func TestAccountLinks(t *testing.T) {
 		if err != nil || again.ID != acct.ID || again.Revoked || len(again.Granted) != len(rental.AllScopes) {
 			t.Fatalf("relink: %+v %v", again, err)
 		}
+		// Each link and each end of one is an event, once.
+		for typ, n := range map[string]int{rental.EventAccountLinked: 2, rental.EventAccountUnlinked: 1} {
+			if got, err := e.DB.Read().CountEvents(ctx, acct, typ); err != nil || got != n {
+				t.Fatalf("%d %s events (%v), want %d", got, typ, err, n)
+			}
+		}
+		// A grant holds only what the application requests, whatever was approved.
+		var narrow *rental.Application
+		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+			narrow, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: f.Developer.ID, Name: "Narrow",
+				Scopes: rental.Scopes{rental.ScopePropertiesRead, rental.ScopeBillsRead}, RedirectURIs: []string{"https://narrow.example.com/cb"}})
+			if err != nil {
+				return err
+			}
+			again, err = tx.LinkAccount(ctx, narrow.ID, acct.LandlordID, rental.Scopes{rental.ScopeBillsRead, rental.ScopeBillsWrite})
+			return err
+		})
+		if err != nil || again.Granted.String() != "bills:read" {
+			t.Fatalf("narrow grant: %+v %v", again, err)
+		}
+		// Nothing links to an unknown application or landlord, nor a sandbox.
+		for name, ids := range map[string][2]string{
+			"unknown application": {"app_000000000000000000000000", acct.LandlordID},
+			"unknown landlord":    {f.App.ID, "ll_000000000000000000000000"},
+			"sandbox landlord":    {narrow.ID, f.Sandbox(t, e.DB).LandlordID},
+		} {
+			err := e.DB.InTx(ctx, func(tx *store.Tx) error { _, err := tx.LinkAccount(ctx, ids[0], ids[1], rental.AllScopes); return err })
+			if e, ok := rental.AsError(err); !ok || (e.Kind != rental.KindNotFound && e.Kind != rental.KindInvalid) {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
 		// Another application sees none of it.
 		other := storetest.NewFixture(t, e.DB, rental.PlanFree)
 		if _, err := e.DB.Read().GetAccount(ctx, other.App.ID, acct.ID); !rental.IsNotFound(err) {
 			t.Fatalf("other application: %v", err)
 		}
-		// The sandbox cannot be revoked.
-		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, f.App.SandboxAccountID) }); !rental.IsNotFound(err) {
-			t.Fatalf("revoke sandbox: %v", err)
+		// The sandbox cannot be revoked, nor an unknown account.
+		for _, id := range []string{f.App.SandboxAccountID, "acct_000000000000000000000000"} {
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, id) }); !rental.IsNotFound(err) {
+				t.Fatalf("revoke %s: %v", id, err)
+			}
 		}
 	})
 }
