@@ -190,6 +190,41 @@ type APIKey struct {
 	RevokedAt     *Time
 	RotatedFrom   string
 	CreatedAt     Time
+	// LastUsedAt is when the key last made a request (noted at most once a
+	// minute); nil for a key never used.
+	LastUsedAt *Time
+}
+
+// KeyStatus is how a key stands, for the people who manage keys: whether it
+// works, and whether it is about to stop.
+type KeyStatus string
+
+// The key statuses.
+const (
+	KeyActive   KeyStatus = "active"
+	KeyExpiring KeyStatus = "expiring" // works, but stops within KeyExpiringWithin
+	KeyExpired  KeyStatus = "expired"
+	KeyRevoked  KeyStatus = "revoked"
+)
+
+// KeyExpiringWithin is how close to its expiry a key is shown as expiring,
+// so that whoever holds it replaces it in time.
+const KeyExpiringWithin = 24 * time.Hour
+
+// Status is the key's status at now. A rotated key is expiring: rotation
+// leaves it at most KeyRotationGraceHours to live.
+func (k *APIKey) Status(now time.Time) KeyStatus {
+	switch {
+	case k.RevokedAt != nil:
+		return KeyRevoked
+	case k.ExpiresAt == nil:
+		return KeyActive
+	case !now.Before(k.ExpiresAt.Time):
+		return KeyExpired
+	case k.ExpiresAt.Sub(now) <= KeyExpiringWithin:
+		return KeyExpiring
+	}
+	return KeyActive
 }
 
 // KeyRotationGraceHours is how long a rotated key keeps working.

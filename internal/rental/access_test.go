@@ -127,3 +127,60 @@ func TestRoomAndPropertyRules(t *testing.T) {
 		t.Error("delete property")
 	}
 }
+
+// A key is active, expiring within a day (a rotated key always is),
+// expired, or revoked, whatever its expiry.
+func TestKeyStatus(t *testing.T) {
+	at := func(d time.Duration) *Time { return &Time{Time: now.Add(d)} }
+	cases := []struct {
+		name string
+		key  APIKey
+		want KeyStatus
+	}{
+		{"no expiry", APIKey{}, KeyActive},
+		{"expires in a month", APIKey{ExpiresAt: at(30 * 24 * time.Hour)}, KeyActive},
+		{"expires in a day and a second", APIKey{ExpiresAt: at(24*time.Hour + time.Second)}, KeyActive},
+		{"expires in a day", APIKey{ExpiresAt: at(24 * time.Hour)}, KeyExpiring},
+		{"expires in a second", APIKey{ExpiresAt: at(time.Second)}, KeyExpiring},
+		{"expires now", APIKey{ExpiresAt: at(0)}, KeyExpired},
+		{"expired", APIKey{ExpiresAt: at(-time.Hour)}, KeyExpired},
+		{"revoked", APIKey{RevokedAt: at(-time.Hour)}, KeyRevoked},
+		{"revoked and expired", APIKey{RevokedAt: at(-2 * time.Hour), ExpiresAt: at(-time.Hour)}, KeyRevoked},
+	}
+	for _, c := range cases {
+		if got := c.key.Status(now); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+	// Rotation leaves the old key expiring.
+	old := APIKey{ID: "key_old"}
+	if _, _, err := old.Rotate("key_new", "svc_live_AbCd", now); err != nil || old.Status(now) != KeyExpiring {
+		t.Errorf("rotated key: %v %s", err, old.Status(now))
+	}
+}
+
+// IDs are told apart from typing mistakes by their shape alone.
+func TestValidID(t *testing.T) {
+	id := NewID(PrefixDeveloper)
+	cases := []struct {
+		prefix, id string
+		ok         bool
+	}{
+		{PrefixDeveloper, id, true},
+		{PrefixDeveloper, "dev_0123456789abcdefghijklmn", true},
+		{PrefixApplication, id, false},
+		{PrefixDeveloper, "dev_0123456789abcdefghijklm", false},
+		{PrefixDeveloper, "dev_0123456789abcdefghijklmno", false},
+		{PrefixDeveloper, "dev_0123456789ABCDEFGHIJKLMN", false},
+		{PrefixDeveloper, "dev-0123456789abcdefghijklmn", false},
+		{PrefixDeveloper, "0123456789abcdefghijklmn", false},
+		{PrefixDeveloper, "dev_", false},
+		{PrefixDeveloper, "", false},
+		{PrefixAPIKey, "key_0123456789abcdefghijkl_n", false},
+	}
+	for _, c := range cases {
+		if got := ValidID(c.prefix, c.id); got != c.ok {
+			t.Errorf("ValidID(%q, %q) = %v, want %v", c.prefix, c.id, got, c.ok)
+		}
+	}
+}

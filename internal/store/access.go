@@ -35,6 +35,14 @@ func (tx *Tx) SetDeveloperStatus(ctx context.Context, id string, suspended, invo
 	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2, invoice_overdue = $3 WHERE id = $1`, id, suspended, invoiceOverdue)
 }
 
+// SetDeveloperSuspended suspends a developer (every key of every one of its
+// applications is refused with 403 developer_suspended from the next
+// request on) or lifts the suspension; whether an invoice is overdue stays
+// as it is.
+func (tx *Tx) SetDeveloperSuspended(ctx context.Context, id string, suspended bool) error {
+	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2 WHERE id = $1`, id, suspended)
+}
+
 // ApplicationSpec describes a new application.
 type ApplicationSpec struct {
 	DeveloperID  string
@@ -394,9 +402,11 @@ func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix strin
 	return &key, nil
 }
 
-// RevokeAPIKey stops a key at once.
+// RevokeAPIKey stops a key from the next request on. Revoking a revoked key
+// changes nothing (it keeps the time it was first revoked); an unknown key
+// is not found.
 func (tx *Tx) RevokeAPIKey(ctx context.Context, keyID string) error {
-	return tx.execOne(ctx, "key", keyID, `UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, keyID, ms(tx.Now))
+	return tx.execOne(ctx, "key", keyID, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, keyID, ms(tx.Now))
 }
 
 // KeyOwner is a key with the application and developer it belongs to: all
@@ -407,22 +417,49 @@ type KeyOwner struct {
 	Developer rental.Developer
 }
 
-const keyColumns = `k.id, k.application_id, k.name, k.mode, k.prefix, k.scopes, k.account_id, k.expires_at, k.revoked_at, k.rotated_from, k.created_at`
+const keyColumns = `k.id, k.application_id, k.name, k.mode, k.prefix, k.scopes, k.account_id, k.expires_at, k.revoked_at, k.rotated_from,
+	k.created_at, k.last_used_at`
 
 func scanKey(sc interface{ Scan(...any) error }, k *rental.APIKey, more ...any) error {
 	var mode, scopes string
 	var account, rotated sql.NullString
-	var expires, revoked sql.NullInt64
+	var expires, revoked, used sql.NullInt64
 	var created int64
-	err := sc.Scan(append([]any{&k.ID, &k.ApplicationID, &k.Name, &mode, &k.Prefix, &scopes, &account, &expires, &revoked, &rotated, &created}, more...)...)
+	err := sc.Scan(append([]any{&k.ID, &k.ApplicationID, &k.Name, &mode, &k.Prefix, &scopes, &account, &expires, &revoked, &rotated, &created, &used}, more...)...)
 	if err != nil {
 		return err
 	}
 	k.Mode, k.AccountID, k.RotatedFrom = rental.Mode(mode), account.String, rotated.String
 	k.Scopes, _ = rental.ParseScopes(scopes)
-	k.ExpiresAt, k.RevokedAt = optTime(expires), optTime(revoked)
+	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = optTime(expires), optTime(revoked), optTime(used)
 	k.CreatedAt = rental.UnixMilli(created)
 	return nil
+}
+
+// ListKeys returns every key of the application, revoked and expired ones
+// included, oldest first: what the people who manage its keys see. An
+// unknown application is not found.
+func (q *Queries) ListKeys(ctx context.Context, appID string) ([]rental.APIKey, error) {
+	if _, err := q.GetApplication(ctx, appID); err != nil {
+		return nil, err
+	}
+	rows, err := q.c.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys k WHERE k.application_id = $1 ORDER BY k.created_at, k.id`, appID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list keys: %w", err)
+	}
+	defer rows.Close()
+	keys := []rental.APIKey{}
+	for rows.Next() {
+		var k rental.APIKey
+		if err := scanKey(rows, &k); err != nil {
+			return nil, fmt.Errorf("store: list keys: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list keys: %w", err)
+	}
+	return keys, nil
 }
 
 func (q *Queries) getKey(ctx context.Context, where string, arg any) (*rental.APIKey, error) {

@@ -185,6 +185,74 @@ func TestApplicationRedirectURIs(t *testing.T) {
 	})
 }
 
+// The operator's controls: a developer suspended and back, keys listed with
+// what is known of them, revoked once whatever the number of revocations.
+func TestOperatorControls(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		sec := storetest.Secret(t)
+		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		// An overdue invoice outlives a suspension and its end.
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetDeveloperStatus(ctx, f.Developer.ID, false, true) }); err != nil {
+			t.Fatal(err)
+		}
+		suspended := func() (bool, bool) {
+			text := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest})
+			o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o.Developer.Suspended, o.Developer.InvoiceOverdue
+		}
+		for _, want := range []bool{true, false} {
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetDeveloperSuspended(ctx, f.Developer.ID, want) }); err != nil {
+				t.Fatal(err)
+			}
+			if s, overdue := suspended(); s != want || !overdue {
+				t.Fatalf("suspended %v overdue %v, want %v true", s, overdue, want)
+			}
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetDeveloperSuspended(ctx, "dev_000000000000000000000000", true) }); !rental.IsNotFound(err) {
+			t.Fatalf("unknown developer: %v", err)
+		}
+
+		// Keys: oldest first, with what is stored of them.
+		other := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		other.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest})
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		expires := e.Clock.Now().Add(time.Hour)
+		e.Clock.Advance(time.Second)
+		live := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, Name: "Production", AccountID: acct.ID,
+			Scopes: rental.Scopes{rental.ScopeBillsRead}, ExpiresAt: &expires})
+		keys, err := e.DB.Read().ListKeys(ctx, f.App.ID)
+		if err != nil || len(keys) != 3 {
+			t.Fatalf("%d keys, %v", len(keys), err)
+		}
+		k := keys[2]
+		if k.Name != "Production" || k.Mode != rental.ModeLive || k.Prefix != rental.KeyVisiblePrefix(live) || k.AccountID != acct.ID ||
+			k.Scopes.String() != "bills:read" || k.ExpiresAt == nil || k.ExpiresAt.UnixMilli() != expires.UnixMilli() || k.LastUsedAt != nil ||
+			k.Status(e.Clock.Now()) != rental.KeyExpiring || keys[0].Status(e.Clock.Now()) != rental.KeyActive {
+			t.Fatalf("listed %+v", k)
+		}
+		for range 2 {
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, k.ID) }); err != nil {
+				t.Fatal(err)
+			}
+			e.Clock.Advance(time.Minute)
+		}
+		keys, _ = e.DB.Read().ListKeys(ctx, f.App.ID)
+		if r := keys[2].RevokedAt; r == nil || keys[2].Status(e.Clock.Now()) != rental.KeyRevoked || r.UnixMilli() != e.Clock.Now().Add(-2*time.Minute).UnixMilli() {
+			t.Fatalf("revoked %+v", keys[2])
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, "key_000000000000000000000000") }); !rental.IsNotFound(err) {
+			t.Fatalf("unknown key: %v", err)
+		}
+		if _, err := e.DB.Read().ListKeys(ctx, "app_000000000000000000000000"); !rental.IsNotFound(err) {
+			t.Fatalf("keys of an unknown application: %v", err)
+		}
+	})
+}
+
 func TestIdempotencyClaims(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
