@@ -39,7 +39,7 @@ var adminTools = []adminTool{
 	{"unsuspend-developer", "lift a developer's suspension", setupDeveloperSuspension(false), ""},
 	{"disable-app", "refuse every key of an application (403 application_disabled)", setupAppDisabled(true), ""},
 	{"enable-app", "accept an application's keys again", setupAppDisabled(false), ""},
-	{"list-keys", "list an application's keys, one tab-separated line each", setupListKeys, listKeysDetails},
+	{"list-keys", "list an application's keys, newest first, one tab-separated line each", setupListKeys, listKeysDetails},
 	{"revoke-key", "revoke an API key: refused (401) from its next request on", setupRevokeKey, ""},
 }
 
@@ -291,7 +291,10 @@ func setupListKeys(ctx context.Context, _ environment, fs *flag.FlagSet) func(*s
 		if err != nil {
 			return "", err
 		}
-		keys, err := db.Read().ListKeys(ctx, app)
+		if _, err := db.Read().GetApplication(ctx, app); err != nil {
+			return "", err // an unknown application is an error, not an empty list
+		}
+		keys, err := db.Read().APIKeys(ctx, app)
 		if err != nil {
 			return "", err
 		}

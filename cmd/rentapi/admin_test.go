@@ -116,15 +116,15 @@ func TestAdminOperatorTools(t *testing.T) {
 			if len(lines) != 2 {
 				t.Fatalf("list-keys printed %q", lines)
 			}
-			live := strings.Split(lines[1], "\t")
+			live := strings.Split(lines[0], "\t")
 			if len(live) != 10 || !regexp.MustCompile(`^key_[a-z0-9]{24}$`).MatchString(live[0]) || live[1] != "Key" || live[2] != "live" ||
 				live[3] != liveKey[:13]+"…" || live[4] != "properties:read,bills:read" || live[5] != account ||
 				!regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(live[6]) || live[9] != "expiring" ||
-				strings.Contains(lines[1], liveKey[13:]) {
-				t.Fatalf("list-keys line %q", lines[1])
-			}
-			if test := strings.Split(lines[0], "\t"); test[2] != "test" || test[3] != sandboxKey[:13]+"…" || test[5] != "-" || test[6] != "never" || test[9] != "active" {
+				strings.Contains(lines[0], liveKey[13:]) {
 				t.Fatalf("list-keys line %q", lines[0])
+			}
+			if test := strings.Split(lines[1], "\t"); test[2] != "test" || test[3] != sandboxKey[:13]+"…" || test[5] != "-" || test[6] != "never" || test[9] != "active" {
+				t.Fatalf("list-keys line %q", lines[1])
 			}
 			seconds := strings.Split(adm.ok("list-keys", "--app", second), "\t")
 			if seconds[1] != "CI key" || seconds[3] != secondKey[:13]+"…" {

@@ -208,11 +208,11 @@ const (
 )
 
 // KeyExpiringWithin is how close to its expiry a key is shown as expiring,
-// so that whoever holds it replaces it in time.
-const KeyExpiringWithin = 24 * time.Hour
+// so that whoever holds it replaces it in time: the rotation grace period,
+// so a rotated key always shows as expiring.
+const KeyExpiringWithin = KeyRotationGraceHours * time.Hour
 
-// Status is the key's status at now. A rotated key is expiring: rotation
-// leaves it at most KeyRotationGraceHours to live.
+// Status is the key's status at now.
 func (k *APIKey) Status(now time.Time) KeyStatus {
 	switch {
 	case k.RevokedAt != nil:

@@ -436,14 +436,11 @@ func scanKey(sc interface{ Scan(...any) error }, k *rental.APIKey, more ...any) 
 	return nil
 }
 
-// ListKeys returns every key of the application, revoked and expired ones
-// included, oldest first: what the people who manage its keys see. An
-// unknown application is not found.
-func (q *Queries) ListKeys(ctx context.Context, appID string) ([]rental.APIKey, error) {
-	if _, err := q.GetApplication(ctx, appID); err != nil {
-		return nil, err
-	}
-	rows, err := q.c.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys k WHERE k.application_id = $1 ORDER BY k.created_at, k.id`, appID)
+// APIKeys lists an application's keys, revoked and expired ones included,
+// the newest first: what the people who manage its keys see. An unknown
+// application has none.
+func (q *Queries) APIKeys(ctx context.Context, appID string) ([]rental.APIKey, error) {
+	rows, err := q.c.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys k WHERE k.application_id = $1 ORDER BY k.created_at DESC, k.id`, appID)
 	if err != nil {
 		return nil, fmt.Errorf("store: list keys: %w", err)
 	}

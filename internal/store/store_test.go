@@ -216,7 +216,7 @@ func TestOperatorControls(t *testing.T) {
 			t.Fatalf("unknown developer: %v", err)
 		}
 
-		// Keys: oldest first, with what is stored of them.
+		// Keys: newest first, with what is stored of them.
 		other := storetest.NewFixture(t, e.DB, rental.PlanPro)
 		other.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest})
 		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
@@ -224,14 +224,14 @@ func TestOperatorControls(t *testing.T) {
 		e.Clock.Advance(time.Second)
 		live := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, Name: "Production", AccountID: acct.ID,
 			Scopes: rental.Scopes{rental.ScopeBillsRead}, ExpiresAt: &expires})
-		keys, err := e.DB.Read().ListKeys(ctx, f.App.ID)
+		keys, err := e.DB.Read().APIKeys(ctx, f.App.ID)
 		if err != nil || len(keys) != 3 {
 			t.Fatalf("%d keys, %v", len(keys), err)
 		}
-		k := keys[2]
+		k := keys[0]
 		if k.Name != "Production" || k.Mode != rental.ModeLive || k.Prefix != rental.KeyVisiblePrefix(live) || k.AccountID != acct.ID ||
 			k.Scopes.String() != "bills:read" || k.ExpiresAt == nil || k.ExpiresAt.UnixMilli() != expires.UnixMilli() || k.LastUsedAt != nil ||
-			k.Status(e.Clock.Now()) != rental.KeyExpiring || keys[0].Status(e.Clock.Now()) != rental.KeyActive {
+			k.Status(e.Clock.Now()) != rental.KeyExpiring || keys[2].Status(e.Clock.Now()) != rental.KeyActive {
 			t.Fatalf("listed %+v", k)
 		}
 		for range 2 {
@@ -240,15 +240,15 @@ func TestOperatorControls(t *testing.T) {
 			}
 			e.Clock.Advance(time.Minute)
 		}
-		keys, _ = e.DB.Read().ListKeys(ctx, f.App.ID)
-		if r := keys[2].RevokedAt; r == nil || keys[2].Status(e.Clock.Now()) != rental.KeyRevoked || r.UnixMilli() != e.Clock.Now().Add(-2*time.Minute).UnixMilli() {
-			t.Fatalf("revoked %+v", keys[2])
+		keys, _ = e.DB.Read().APIKeys(ctx, f.App.ID)
+		if r := keys[0].RevokedAt; r == nil || keys[0].Status(e.Clock.Now()) != rental.KeyRevoked || r.UnixMilli() != e.Clock.Now().Add(-2*time.Minute).UnixMilli() {
+			t.Fatalf("revoked %+v", keys[0])
 		}
 		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, "key_000000000000000000000000") }); !rental.IsNotFound(err) {
 			t.Fatalf("unknown key: %v", err)
 		}
-		if _, err := e.DB.Read().ListKeys(ctx, "app_000000000000000000000000"); !rental.IsNotFound(err) {
-			t.Fatalf("keys of an unknown application: %v", err)
+		if keys, err := e.DB.Read().APIKeys(ctx, "app_000000000000000000000000"); err != nil || len(keys) != 0 {
+			t.Fatalf("keys of an unknown application: %v %v", keys, err)
 		}
 	})
 }
