@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"rentapi/internal/identity"
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
@@ -17,19 +19,28 @@ import (
 
 // adminTool is one operator tool: its flags are defined on fs, and the
 // returned function runs it once they are parsed and the database is open.
+// details, when set, follows the summary in the tool's own help.
 type adminTool struct {
 	name, summary string
 	setup         func(ctx context.Context, e environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error)
+	details       string
 }
 
 // adminTools are every tool of `rentapi admin`, in the order the help lists
 // them.
 var adminTools = []adminTool{
-	{"create-app", "create an application; prints its ID", setupCreateApp},
-	{"create-key", "create an API key; prints the key (shown once)", setupCreateKey},
-	{"create-landlord", "create a real landlord; prints its ID", setupCreateLandlord},
-	{"set-promptpay", "set the PromptPay receiver a landlord's QRs pay into", setupSetPromptPay},
-	{"link-account", "link a landlord to an application; prints the account ID", setupLinkAccount},
+	{"create-app", "create an application; prints its ID", setupCreateApp, ""},
+	{"create-key", "create an API key; prints the key (shown once)", setupCreateKey, ""},
+	{"create-landlord", "create a real landlord; prints its ID", setupCreateLandlord, ""},
+	{"set-promptpay", "set the PromptPay receiver a landlord's QRs pay into", setupSetPromptPay, ""},
+	{"link-account", "link a landlord to an application; prints the account ID", setupLinkAccount, ""},
+	{"reset-password", "give a developer or landlord a new random password and end their sessions; prints it (shown once)", setupResetPassword, resetPasswordDetails},
+	{"suspend-developer", "refuse every key of a developer's applications (403 developer_suspended)", setupDeveloperSuspension(true), ""},
+	{"unsuspend-developer", "lift a developer's suspension", setupDeveloperSuspension(false), ""},
+	{"disable-app", "refuse every key of an application (403 application_disabled)", setupAppDisabled(true), ""},
+	{"enable-app", "accept an application's keys again", setupAppDisabled(false), ""},
+	{"list-keys", "list an application's keys, newest first, one tab-separated line each", setupListKeys, listKeysDetails},
+	{"revoke-key", "revoke an API key: refused (401) from its next request on", setupRevokeKey, ""},
 }
 
 // adminUsage lists the tools.
@@ -37,7 +48,7 @@ func adminUsage() string {
 	var b strings.Builder
 	b.WriteString("usage: rentapi admin <tool> [flags]\n\nEach tool prints only its result on stdout, for scripts.\n\ntools:\n")
 	for _, t := range adminTools {
-		fmt.Fprintf(&b, "  %-16s %s\n", t.name, t.summary)
+		fmt.Fprintf(&b, "  %-20s %s\n", t.name, t.summary)
 	}
 	b.WriteString("\nRun 'rentapi admin <tool> --help' for its flags.")
 	return b.String()
@@ -63,7 +74,11 @@ func (e environment) admin(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
 	dbf := e.dbFlags(fs)
 	tool := adminTools[i].setup(ctx, e, fs)
-	if err := e.parse(fs, args[1:], adminTools[i].summary); err != nil {
+	synopsis := adminTools[i].summary
+	if d := adminTools[i].details; d != "" {
+		synopsis += "\n\n" + d
+	}
+	if err := e.parse(fs, args[1:], synopsis); err != nil {
 		return err
 	}
 	sec, db, err := e.openData(ctx, dbf)
@@ -75,7 +90,9 @@ func (e environment) admin(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, out)
+	if out != "" { // an empty list prints nothing, not an empty line
+		fmt.Fprintln(e.stdout, out)
+	}
 	return nil
 }
 
@@ -166,6 +183,168 @@ func setupLinkAccount(ctx context.Context, _ environment, fs *flag.FlagSet) func
 			return "", err
 		}
 		return acct.ID, nil
+	}
+}
+
+// checkID refuses a flag's value that is not an ID of the prefix, before
+// anything is looked up: a typing mistake is told apart from an unknown ID.
+func checkID(flagName, prefix, id string) error {
+	switch {
+	case id == "":
+		return fmt.Errorf("--%s is required (%s_…)", flagName, prefix)
+	case !rental.ValidID(prefix, id):
+		return fmt.Errorf("--%s %q is not an ID of the form %s_ and 24 lowercase letters or digits", flagName, id, prefix)
+	}
+	return nil
+}
+
+// resetPasswordDetails is reset-password's help beyond its summary.
+const resetPasswordDetails = `v1 sends no email: give the person the printed password by a channel you
+trust, and ask them to change it once signed in. Every session they had
+ends, so whoever knew the old password is signed out everywhere.`
+
+func setupResetPassword(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	kind := fs.String("kind", "", "developer or landlord")
+	email := fs.String("email", "", "the email the person signed up with")
+	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		k := rental.PersonKind(*kind)
+		if k != rental.PersonDeveloper && k != rental.PersonLandlord {
+			return "", fmt.Errorf("--kind must be developer or landlord, not %q", *kind)
+		}
+		addr, err := rental.NormalizeEmail(*email)
+		if err != nil {
+			return "", fmt.Errorf("--email: %w", err)
+		}
+		p, _, err := db.Read().PersonByEmail(ctx, k, addr)
+		if rental.IsNotFound(err) {
+			return "", fmt.Errorf("no %s has signed up with %s", k, addr)
+		}
+		if err != nil {
+			return "", err
+		}
+		// 26 characters of base32 from crypto/rand: 130 bits, and easy to
+		// read out to the person, who changes it after signing in.
+		password := rand.Text()
+		hash := identity.HashPassword(password)
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.SetPassword(ctx, p.ID, hash) }); err != nil {
+			return "", err
+		}
+		return password, nil
+	}
+}
+
+// setupDeveloperSuspension makes suspend-developer (suspend true) and
+// unsuspend-developer.
+func setupDeveloperSuspension(suspend bool) func(context.Context, environment, *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	return func(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+		id := fs.String("developer", "", "developer ID (dev_...)")
+		return func(db *store.DB, _ *secret.Secret) (string, error) {
+			if err := checkID("developer", rental.PrefixDeveloper, *id); err != nil {
+				return "", err
+			}
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.SetDeveloperSuspended(ctx, *id, suspend) }); err != nil {
+				return "", err
+			}
+			if suspend {
+				return *id + " suspended", nil
+			}
+			return *id + " active", nil
+		}
+	}
+}
+
+// setupAppDisabled makes disable-app (disable true) and enable-app.
+func setupAppDisabled(disable bool) func(context.Context, environment, *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	return func(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+		id := fs.String("app", "", "application ID (app_...)")
+		return func(db *store.DB, _ *secret.Secret) (string, error) {
+			if err := checkID("app", rental.PrefixApplication, *id); err != nil {
+				return "", err
+			}
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.SetApplicationDisabled(ctx, *id, disable) }); err != nil {
+				return "", err
+			}
+			if disable {
+				return *id + " disabled", nil
+			}
+			return *id + " enabled", nil
+		}
+	}
+}
+
+// listKeysDetails is list-keys' help beyond its summary: the columns.
+const listKeysDetails = `Columns: ID, name, mode, the start of the key (only it and a fingerprint
+are stored, so the rest cannot be shown), scopes (comma-separated),
+bound account, expiry (or never), created, last used (or never), status
+(active; expiring: within 24 hours, as every rotated key is; expired;
+revoked). Times are UTC; an empty field is "-".`
+
+func setupListKeys(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	appID := fs.String("app", "", "application ID (default: the demo application)")
+	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		if *appID != "" {
+			if err := checkID("app", rental.PrefixApplication, *appID); err != nil {
+				return "", err
+			}
+		}
+		app, err := appOrDemo(ctx, db, *appID)
+		if err != nil {
+			return "", err
+		}
+		if _, err := db.Read().GetApplication(ctx, app); err != nil {
+			return "", err // an unknown application is an error, not an empty list
+		}
+		keys, err := db.Read().APIKeys(ctx, app)
+		if err != nil {
+			return "", err
+		}
+		lines := make([]string, len(keys))
+		for i, k := range keys {
+			lines[i] = keyLine(k, db.Now())
+		}
+		return strings.Join(lines, "\n"), nil
+	}
+}
+
+// keyLine is one key as list-keys prints it, tab-separated: ID, name, mode,
+// the visible start of the key (only that and a fingerprint are stored),
+// scopes, bound account, expiry, creation, last use, status at now. An
+// empty field is "-".
+func keyLine(k rental.APIKey, now time.Time) string {
+	when := func(t *rental.Time, none string) string {
+		if t == nil {
+			return none
+		}
+		return t.UTC().Format(rental.TimeLayout)
+	}
+	scopes := strings.ReplaceAll(k.Scopes.String(), " ", ",")
+	if scopes == "" {
+		scopes = "-"
+	}
+	account := k.AccountID
+	if account == "" {
+		account = "-"
+	}
+	name := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, k.Name)
+	return strings.Join([]string{k.ID, name, string(k.Mode), k.Prefix + "…", scopes, account,
+		when(k.ExpiresAt, "never"), when(&k.CreatedAt, "-"), when(k.LastUsedAt, "never"), string(k.Status(now))}, "\t")
+}
+
+func setupRevokeKey(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+	id := fs.String("key", "", "key ID (key_..., as list-keys shows it)")
+	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		if err := checkID("key", rental.PrefixAPIKey, *id); err != nil {
+			return "", err
+		}
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, *id) }); err != nil {
+			return "", err
+		}
+		return *id + " revoked", nil
 	}
 }
 

@@ -1,8 +1,8 @@
 // Command rentapi is the whole rental-management service in one binary:
 // `serve` runs the API (on an embedded SQLite database unless told
 // otherwise), `migrate` updates a database's schema, `admin` holds the
-// operator's tools for applications, keys and landlords, and `version` says
-// which build this is.
+// operator's tools for applications, keys, landlords and people, and
+// `version` says which build this is.
 package main
 
 import (
@@ -32,7 +32,7 @@ func main() {
 var commands = []struct{ name, summary string }{
 	{"serve", "run the service (API, pages, background jobs)"},
 	{"migrate", "bring a database's schema up to date and exit"},
-	{"admin", "operator tools for applications, keys and landlords:"},
+	{"admin", "operator tools for applications, keys, landlords and people:"},
 	{"version", "print the module version and the VCS revision of this build"},
 }
 
@@ -41,10 +41,10 @@ func usage() string {
 	var b strings.Builder
 	b.WriteString("usage: rentapi <command> [flags]\n\ncommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(&b, "  %-24s %s\n", c.name, c.summary)
+		fmt.Fprintf(&b, "  %-26s %s\n", c.name, c.summary)
 		if c.name == "admin" {
 			for _, t := range adminTools {
-				fmt.Fprintf(&b, "  %-24s %s\n", "admin "+t.name, t.summary)
+				fmt.Fprintf(&b, "  %-26s %s\n", "admin "+t.name, t.summary)
 			}
 		}
 	}

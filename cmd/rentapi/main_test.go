@@ -375,7 +375,8 @@ func TestHelp(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
 		out := help(args...)
-		for _, c := range []string{"serve", "migrate", "version", "admin create-app", "admin create-key", "admin create-landlord", "admin set-promptpay", "admin link-account"} {
+		for _, c := range []string{"serve", "migrate", "version", "admin create-app", "admin create-key", "admin create-landlord", "admin set-promptpay", "admin link-account",
+			"admin reset-password", "admin suspend-developer", "admin unsuspend-developer", "admin disable-app", "admin enable-app", "admin list-keys", "admin revoke-key"} {
 			if !strings.Contains(out, "  "+c+" ") {
 				t.Errorf("%v does not list %q:\n%s", args, c, out)
 			}
@@ -398,6 +399,13 @@ func TestHelp(t *testing.T) {
 		flags["admin "+tool.name] = []string{"-db", "-db-max-conns"}
 	}
 	flags["admin set-promptpay"] = append(flags["admin set-promptpay"], "-landlord", "-kind", "-id", "-ref2")
+	flags["admin reset-password"] = append(flags["admin reset-password"], "-kind", "-email")
+	flags["admin suspend-developer"] = append(flags["admin suspend-developer"], "-developer")
+	flags["admin unsuspend-developer"] = append(flags["admin unsuspend-developer"], "-developer")
+	flags["admin disable-app"] = append(flags["admin disable-app"], "-app")
+	flags["admin enable-app"] = append(flags["admin enable-app"], "-app")
+	flags["admin list-keys"] = append(flags["admin list-keys"], "-app")
+	flags["admin revoke-key"] = append(flags["admin revoke-key"], "-key")
 	for cmd, want := range flags {
 		out := help(append(strings.Fields(cmd), "--help")...)
 		if !strings.HasPrefix(out, "usage: rentapi "+cmd+" ") {

@@ -19,13 +19,7 @@ func view(acct *rental.Account, e store.StoredEvent) rental.Event {
 
 // readable returns the event filter of the types the caller may read.
 func readable(c *call) store.EventFilter {
-	var f store.EventFilter
-	for _, es := range rental.EventScopes {
-		if c.caller.scopes.Has(es.Scope) {
-			f.Prefixes = append(f.Prefixes, es.Prefix)
-		}
-	}
-	return f
+	return store.EventFilter{Prefixes: c.caller.scopes.EventPrefixes()}
 }
 
 func (s *Server) listEvents(c *call) (int, any, error) {

@@ -254,6 +254,42 @@ type Account struct {
 	UpdatedAt     Time
 }
 
+// AccountObject is the account object of the API: what GET /v1/account
+// answers and what the account.linked and account.unlinked events carry,
+// made in one place so that both always show the same object.
+type AccountObject struct {
+	ID        string          `json:"id"`
+	Object    string          `json:"object"`
+	Name      string          `json:"name"`
+	Plan      LandlordPlan    `json:"plan"`
+	Features  AccountFeatures `json:"features"`
+	Limits    Capacity        `json:"limits"`
+	Usage     Capacity        `json:"usage"`
+	Scopes    Scopes          `json:"scopes"`
+	Livemode  bool            `json:"livemode"`
+	CreatedAt Time            `json:"created_at"`
+	UpdatedAt Time            `json:"updated_at"`
+}
+
+// AccountFeatures are what the landlord's plan switches on.
+type AccountFeatures struct {
+	QRPayments bool `json:"qr_payments"`
+}
+
+// Object shows the account holding usage to a reader who can use scopes
+// on it: a request's key ∩ application ∩ grant, or for an event, which no
+// key reads alone, the application's scopes the landlord granted.
+func (a *Account) Object(usage Capacity, scopes Scopes) AccountObject {
+	if scopes == nil {
+		scopes = Scopes{}
+	}
+	return AccountObject{
+		ID: a.ID, Object: "account", Name: a.Name, Plan: a.Plan, Features: AccountFeatures{QRPayments: a.QRPayments},
+		Limits: a.Capacity(), Usage: usage, Scopes: scopes, Livemode: a.Mode() == ModeLive,
+		CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt,
+	}
+}
+
 // Mode is test for the sandbox and live for every real landlord.
 func (a *Account) Mode() Mode {
 	if a.Sandbox {

@@ -129,3 +129,29 @@ func TestRoomAndPropertyRules(t *testing.T) {
 		t.Error("delete property")
 	}
 }
+
+// IDs are told apart from typing mistakes by their shape alone.
+func TestValidID(t *testing.T) {
+	id := NewID(PrefixDeveloper)
+	cases := []struct {
+		prefix, id string
+		ok         bool
+	}{
+		{PrefixDeveloper, id, true},
+		{PrefixDeveloper, "dev_0123456789abcdefghijklmn", true},
+		{PrefixApplication, id, false},
+		{PrefixDeveloper, "dev_0123456789abcdefghijklm", false},
+		{PrefixDeveloper, "dev_0123456789abcdefghijklmno", false},
+		{PrefixDeveloper, "dev_0123456789ABCDEFGHIJKLMN", false},
+		{PrefixDeveloper, "dev-0123456789abcdefghijklmn", false},
+		{PrefixDeveloper, "0123456789abcdefghijklmn", false},
+		{PrefixDeveloper, "dev_", false},
+		{PrefixDeveloper, "", false},
+		{PrefixAPIKey, "key_0123456789abcdefghijkl_n", false},
+	}
+	for _, c := range cases {
+		if got := ValidID(c.prefix, c.id); got != c.ok {
+			t.Errorf("ValidID(%q, %q) = %v, want %v", c.prefix, c.id, got, c.ok)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package rental
 
 import (
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -20,28 +22,52 @@ const (
 )
 
 // CheckRedirectURIs is nil when every URI may be registered: https, or
-// plain http on localhost or 127.0.0.1 (with any port) for development;
-// no fragment, no user information; at most 10, each at most 2000
-// characters. They are kept exactly as given.
+// plain http on localhost or 127.0.0.1 (with an optional port) for
+// development; printable ASCII without spaces, no fragment, no user
+// information, each listed once; at most 10, each at most 2000 characters.
+// They are kept exactly as given, because a connect request's redirect_uri
+// must equal one of them byte for byte (RedirectAllowed), and a landlord's
+// browser is only ever sent to an address the developer registered.
 func CheckRedirectURIs(uris []string) error {
 	if len(uris) > maxRedirectURIs {
 		return Invalid("redirect_uris", "An application has at most %d redirect URIs.", maxRedirectURIs)
 	}
-	for _, raw := range uris {
-		u, err := url.Parse(raw)
-		switch {
-		case len(raw) > maxRedirectURILen:
-			return Invalid("redirect_uris", "A redirect URI is at most %d characters.", maxRedirectURILen)
-		case err != nil || u.Host == "" || !u.IsAbs():
-			return Invalid("redirect_uris", "'%s' is not an absolute URL.", raw)
-		case u.Fragment != "" || strings.Contains(raw, "#"):
-			return Invalid("redirect_uris", "'%s' has a fragment (#…); redirect URIs have none.", raw)
-		case u.User != nil:
-			return Invalid("redirect_uris", "'%s' carries a user name or password.", raw)
-		case u.Scheme == "https":
-		case u.Scheme == "http" && (u.Hostname() == "localhost" || u.Hostname() == "127.0.0.1"):
-		default:
-			return Invalid("redirect_uris", "'%s' must be https (plain http only on localhost or 127.0.0.1).", raw)
+	for i, raw := range uris {
+		if err := checkRedirectURI(raw); err != nil {
+			return err
+		}
+		if slices.Contains(uris[:i], raw) {
+			return Invalid("redirect_uris", "'%s' is listed twice.", raw)
+		}
+	}
+	return nil
+}
+
+// checkRedirectURI is CheckRedirectURIs for one URI.
+func checkRedirectURI(raw string) error {
+	if len(raw) > maxRedirectURILen {
+		return Invalid("redirect_uris", "A redirect URI is at most %d characters.", maxRedirectURILen)
+	}
+	for i := 0; i < len(raw); i++ {
+		if raw[i] < 0x21 || raw[i] > 0x7e {
+			return Invalid("redirect_uris", "A redirect URI is printable ASCII without spaces (percent-encode the rest): '%s'.", raw)
+		}
+	}
+	u, err := url.Parse(raw)
+	https := strings.HasPrefix(raw, "https://")
+	switch {
+	case err != nil || !https && !strings.HasPrefix(raw, "http://") || u.Hostname() == "" || strings.HasSuffix(u.Host, ":"):
+		return Invalid("redirect_uris", "'%s' is not an absolute https:// URL.", raw)
+	case strings.Contains(raw, "#"):
+		return Invalid("redirect_uris", "'%s' has a fragment (#…); redirect URIs have none.", raw)
+	case u.User != nil:
+		return Invalid("redirect_uris", "'%s' carries a user name or password.", raw)
+	case !https && u.Hostname() != "localhost" && u.Hostname() != "127.0.0.1":
+		return Invalid("redirect_uris", "'%s' must be https (plain http only on localhost or 127.0.0.1).", raw)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return Invalid("redirect_uris", "'%s' has a port outside 1-65535.", raw)
 		}
 	}
 	return nil
@@ -51,19 +77,26 @@ func CheckRedirectURIs(uris []string) error {
 // URIs exactly, byte for byte: no leniency on a trailing slash, a port, the
 // case or an added query, so the service never sends anyone elsewhere.
 func RedirectAllowed(registered []string, uri string) bool {
-	for _, r := range registered {
-		if r == uri {
-			return true
-		}
-	}
-	return false
+	return uri != "" && slices.Contains(registered, uri)
 }
 
+// Limits of a connect request's state.
+const (
+	minStateLen = 8
+	maxStateLen = 512
+)
+
 // CheckState is nil for a connect request's state: 8 to 512 printable
-// ASCII characters, which the developer checks on return.
+// ASCII characters without spaces. The developer makes it unguessable and
+// checks it when the browser comes back, which is what ties the answer to
+// the request; too short a state could be guessed, and the bound keeps the
+// redirect's URL small.
 func CheckState(state string) error {
-	if len(state) < 8 || len(state) > 512 {
-		return Invalid("state", "state must be 8 to 512 characters.")
+	if state == "" {
+		return Missing("state")
+	}
+	if len(state) < minStateLen || len(state) > maxStateLen {
+		return Invalid("state", "state must be %d to %d characters.", minStateLen, maxStateLen)
 	}
 	for i := 0; i < len(state); i++ {
 		if state[i] < 0x21 || state[i] > 0x7e {
@@ -73,13 +106,19 @@ func CheckState(state string) error {
 	return nil
 }
 
-// NewGrant is what a landlord's approval grants: the scopes the
-// application requests now (what the consent page showed). Whatever the
-// old grant held that the application no longer requests is gone.
-func NewGrant(requested Scopes) Scopes { return requested.Intersect(AllScopes) }
+// ReplaceGrant is the grant a landlord's approval leaves on a link, new or
+// relinked: what the landlord approved (the scopes the consent page
+// showed), less any the application has stopped requesting since. It
+// replaces the old grant whole: nothing of the old grant survives that was
+// not approved again, so the grant is never wider than what the landlord
+// last saw and approved, and a scope dropped since is not kept for later.
+func ReplaceGrant(requested, approved Scopes) Scopes {
+	return approved.Intersect(requested)
+}
 
 // NewScopes are the scopes an application requests that the landlord's
-// current grant lacks: the consent page marks them as new.
+// current grant lacks: the consent page marks them as new. For a landlord
+// not linked yet (a nil grant) every requested scope is new.
 func NewScopes(requested, granted Scopes) Scopes {
 	out := Scopes{}
 	for _, s := range requested.normal() {

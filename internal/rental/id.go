@@ -43,6 +43,22 @@ func WellFormedID(s string) bool {
 	return true
 }
 
+// ValidID reports whether s has the shape NewID gives IDs of the prefix,
+// so that a mistyped ID is told apart from an unknown one before anything
+// is looked up.
+func ValidID(prefix, s string) bool {
+	body, ok := strings.CutPrefix(s, prefix+"_")
+	if !ok || len(body) != 24 {
+		return false
+	}
+	for i := 0; i < len(body); i++ {
+		if !strings.ContainsRune(idAlphabet, rune(body[i])) {
+			return false
+		}
+	}
+	return true
+}
+
 // randomString draws n characters of alphabet uniformly (rejection sampling,
 // so no character is more likely than another).
 func randomString(n int, alphabet string) string {

@@ -52,14 +52,25 @@ var EventTypes = []string{
 	"payment.pending", "payment.paid", "payment.failed",
 	"notification.sent", "notification.failed",
 	"webhook.test",
+	"account.linked", "account.unlinked",
 }
 
+// The events of a link between a landlord and an application. They are the
+// application's own business: only that application sees them, in live
+// mode, and they need no scope beyond the link itself.
+const (
+	EventAccountLinked   = "account.linked"
+	EventAccountUnlinked = "account.unlinked"
+)
+
 // EventScopes is the read scope each event type prefix needs: a reader sees,
-// and an endpoint receives, only events about data it could read.
+// and an endpoint receives, only events about data it could read. An empty
+// Scope needs none: any key that reaches the account reads them.
 var EventScopes = []struct {
 	Prefix string
 	Scope  Scope
 }{
+	{"account.", ""},
 	{"property.", ScopePropertiesRead},
 	{"room.", ScopeRoomsRead},
 	{"tenant.", ScopeTenantsRead},
@@ -74,10 +85,22 @@ var EventScopes = []struct {
 func (s Scopes) CanRead(typ string) bool {
 	for _, es := range EventScopes {
 		if strings.HasPrefix(typ, es.Prefix) {
-			return s.Has(es.Scope)
+			return es.Scope == "" || s.Has(es.Scope)
 		}
 	}
 	return false
+}
+
+// EventPrefixes are the prefixes of the event types scopes allow reading,
+// for filtering a list of events in the database.
+func (s Scopes) EventPrefixes() []string {
+	var out []string
+	for _, es := range EventScopes {
+		if es.Scope == "" || s.Has(es.Scope) {
+			out = append(out, es.Prefix)
+		}
+	}
+	return out
 }
 
 // Endpoint states.

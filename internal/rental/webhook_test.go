@@ -2,6 +2,7 @@ package rental
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,35 @@ func TestEndpointChangeCheck(t *testing.T) {
 		Description: Optional[string]{Set: true, Null: true}}.Check(false, guard)
 	if err != nil || *spec.URL != url.Value || len(spec.EnabledEvents) != 2 || spec.Description == nil || *spec.Description != nil || spec.Status != nil {
 		t.Fatalf("spec %+v, %v", spec, err)
+	}
+}
+
+// Events of a link need no scope; every other type needs its read scope.
+func TestEventReadScopes(t *testing.T) {
+	cases := []struct {
+		scopes Scopes
+		typ    string
+		ok     bool
+	}{
+		{nil, EventAccountLinked, true},
+		{Scopes{}, EventAccountUnlinked, true},
+		{Scopes{ScopeBillsRead}, "bill.created", true},
+		{Scopes{ScopeBillsWrite}, "bill.created", false},
+		{Scopes{ScopeMetersRead}, "meter.reading.created", true},
+		{Scopes{ScopeWebhooksManage}, "webhook.test", true},
+		{AllScopes, "unknown.thing", false},
+	}
+	for _, c := range cases {
+		if got := c.scopes.CanRead(c.typ); got != c.ok {
+			t.Errorf("%v reading %s: %v, want %v", c.scopes, c.typ, got, c.ok)
+		}
+	}
+	if got := (Scopes{ScopeBillsRead}).EventPrefixes(); !slices.Equal(got, []string{"account.", "bill."}) {
+		t.Errorf("prefixes %v", got)
+	}
+	for _, typ := range EventTypes {
+		if !AllScopes.CanRead(typ) {
+			t.Errorf("no scope reads %s", typ)
+		}
 	}
 }

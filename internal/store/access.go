@@ -35,6 +35,14 @@ func (tx *Tx) SetDeveloperStatus(ctx context.Context, id string, suspended, invo
 	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2, invoice_overdue = $3 WHERE id = $1`, id, suspended, invoiceOverdue)
 }
 
+// SetDeveloperSuspended suspends a developer (every key of every one of its
+// applications is refused with 403 developer_suspended from the next
+// request on) or lifts the suspension; whether an invoice is overdue stays
+// as it is.
+func (tx *Tx) SetDeveloperSuspended(ctx context.Context, id string, suspended bool) error {
+	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2 WHERE id = $1`, id, suspended)
+}
+
 // ApplicationSpec describes a new application.
 type ApplicationSpec struct {
 	DeveloperID  string
@@ -49,6 +57,9 @@ type ApplicationSpec struct {
 // landlord on the pro plan, the account linking it (granted every scope),
 // and the sample data.
 func (tx *Tx) CreateApplication(ctx context.Context, spec ApplicationSpec) (*rental.Application, error) {
+	if err := rental.CheckRedirectURIs(spec.RedirectURIs); err != nil {
+		return nil, err
+	}
 	uris, err := json.Marshal(append([]string{}, spec.RedirectURIs...))
 	if err != nil {
 		return nil, fmt.Errorf("store: create application: %w", err)
@@ -174,13 +185,19 @@ func (tx *Tx) insertAccount(ctx context.Context, id, appID, landlordID string, s
 	return nil
 }
 
-// LinkAccount records a landlord's approval of an application with the
-// granted scopes. A landlord who linked before (and was disconnected) gets
-// the same account ID back, active again with the new grant.
-func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, granted rental.Scopes) (*rental.Account, error) {
-	var id string
+// LinkAccount records a landlord's approval of an application: the link
+// is made, or its grant replaced, with the approved scopes the application
+// still requests (rental.ReplaceGrant). A landlord who linked before (and
+// was disconnected) gets the same account ID back, active again. Either
+// way the application hears of it: an account.linked event with the
+// account as it stands now.
+func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approved rental.Scopes) (*rental.Account, error) {
+	app, err := tx.GetApplication(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
 	var sandbox bool
-	err := tx.c.QueryRowContext(ctx, `SELECT sandbox FROM landlords WHERE id = $1`, landlordID).Scan(&sandbox)
+	err = tx.c.QueryRowContext(ctx, `SELECT sandbox FROM landlords WHERE id = $1`, landlordID).Scan(&sandbox)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("landlord", landlordID)
 	}
@@ -190,28 +207,66 @@ func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, granted
 	if err := rental.CheckLinkable(sandbox); err != nil {
 		return nil, err
 	}
+	if err := tx.Claim(ctx, &rental.Account{LandlordID: landlordID}); err != nil {
+		return nil, err
+	}
+	grant := rental.ReplaceGrant(app.Scopes, approved)
+	var id string
 	err = tx.c.QueryRowContext(ctx, `SELECT id FROM accounts WHERE application_id = $1 AND landlord_id = $2`, appID, landlordID).Scan(&id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		id = rental.NewID(rental.PrefixAccount)
-		if err := tx.insertAccount(ctx, id, appID, landlordID, false, granted); err != nil {
+		if err := tx.insertAccount(ctx, id, appID, landlordID, false, grant); err != nil {
 			return nil, err
 		}
 	case err != nil:
 		return nil, fmt.Errorf("store: link account: %w", err)
 	default:
-		_, err = tx.c.ExecContext(ctx, `UPDATE accounts SET scopes = $2, revoked_at = NULL, updated_at = $3 WHERE id = $1`, id, granted.String(), ms(tx.Now))
+		_, err = tx.c.ExecContext(ctx, `UPDATE accounts SET scopes = $2, revoked_at = NULL, updated_at = $3 WHERE id = $1`, id, grant.String(), ms(tx.Now))
 		if err != nil {
 			return nil, fmt.Errorf("store: relink account: %w", err)
 		}
 	}
-	return tx.GetAccount(ctx, appID, id)
+	acct, err := tx.GetAccount(ctx, appID, id)
+	if err != nil {
+		return nil, err
+	}
+	return acct, tx.recordAccountEvent(ctx, acct, rental.EventAccountLinked, app.Scopes)
 }
 
-// RevokeAccount ends a link; the landlord's data stays.
+// RevokeAccount ends a link; the landlord's data stays, and the
+// application hears of it (account.unlinked). Ending a link that has ended
+// already does nothing. The sandbox's link never ends: not found.
 func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error {
-	return tx.execOne(ctx, "account", accountID, `UPDATE accounts SET revoked_at = $3, updated_at = $3
-		WHERE application_id = $1 AND id = $2 AND sandbox = FALSE`, appID, accountID, ms(tx.Now))
+	acct, err := tx.GetAccount(ctx, appID, accountID)
+	if err != nil {
+		return err
+	}
+	if acct.Sandbox {
+		return rental.NotFound("account", accountID)
+	}
+	if acct.Revoked {
+		return nil
+	}
+	app, err := tx.GetApplication(ctx, appID)
+	if err != nil {
+		return err
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return err
+	}
+	res, err := tx.c.ExecContext(ctx, `UPDATE accounts SET revoked_at = $3, updated_at = $3
+		WHERE application_id = $1 AND id = $2 AND revoked_at IS NULL`, appID, accountID, ms(tx.Now))
+	if err != nil {
+		return fmt.Errorf("store: revoke account: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // ended meanwhile, by a transaction that held the landlord first
+	}
+	if acct, err = tx.GetAccount(ctx, appID, accountID); err != nil {
+		return err
+	}
+	return tx.recordAccountEvent(ctx, acct, rental.EventAccountUnlinked, app.Scopes)
 }
 
 const accountColumns = `a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox,
@@ -349,9 +404,11 @@ func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix, last
 	return &key, nil
 }
 
-// RevokeAPIKey stops a key at once.
+// RevokeAPIKey stops a key from the next request on. Revoking a revoked key
+// changes nothing (it keeps the time it was first revoked); an unknown key
+// is not found.
 func (tx *Tx) RevokeAPIKey(ctx context.Context, keyID string) error {
-	return tx.execOne(ctx, "key", keyID, `UPDATE api_keys SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, keyID, ms(tx.Now))
+	return tx.execOne(ctx, "key", keyID, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, keyID, ms(tx.Now))
 }
 
 // KeyOwner is a key with the application and developer it belongs to: all
@@ -378,6 +435,29 @@ func scanKey(sc interface{ Scan(...any) error }, k *rental.APIKey, more ...any) 
 	k.ExpiresAt, k.RevokedAt, k.LastUsedAt = optTime(expires), optTime(revoked), optTime(used)
 	k.CreatedAt = rental.UnixMilli(created)
 	return nil
+}
+
+// APIKeys lists an application's keys, revoked and expired ones included,
+// the newest first: what the people who manage its keys see. An unknown
+// application has none.
+func (q *Queries) APIKeys(ctx context.Context, appID string) ([]rental.APIKey, error) {
+	rows, err := q.c.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys k WHERE k.application_id = $1 ORDER BY k.created_at DESC, k.id`, appID)
+	if err != nil {
+		return nil, fmt.Errorf("store: list keys: %w", err)
+	}
+	defer rows.Close()
+	keys := []rental.APIKey{}
+	for rows.Next() {
+		var k rental.APIKey
+		if err := scanKey(rows, &k); err != nil {
+			return nil, fmt.Errorf("store: list keys: %w", err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: list keys: %w", err)
+	}
+	return keys, nil
 }
 
 func (q *Queries) getKey(ctx context.Context, where string, arg any) (*rental.APIKey, error) {

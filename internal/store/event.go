@@ -19,7 +19,7 @@ import (
 // Events of one transaction get strictly increasing times (a millisecond
 // apart at most), so they list in the order they happened.
 func (tx *Tx) RecordEvent(ctx context.Context, acct *rental.Account, typ string, obj any) error {
-	_, err := tx.recordEvent(ctx, acct, typ, obj, "")
+	_, err := tx.recordEvent(ctx, acct, typ, obj, audience{})
 	return err
 }
 
@@ -27,14 +27,39 @@ func (tx *Tx) RecordEvent(ctx context.Context, acct *rental.Account, typ string,
 // application sees, and sends it to the one endpoint whatever that endpoint
 // subscribed to. It returns the delivery.
 func (tx *Tx) RecordTestEvent(ctx context.Context, acct *rental.Account, endpoint *rental.WebhookEndpoint) (*rental.Delivery, error) {
-	ids, err := tx.recordEvent(ctx, acct, "webhook.test", endpoint, endpoint.ID)
+	ids, err := tx.recordEvent(ctx, acct, "webhook.test", endpoint, audience{endpoint: endpoint.ID})
 	if err != nil {
 		return nil, err
 	}
 	return tx.GetDelivery(ctx, endpoint.ApplicationID, endpoint.Mode, ids[0])
 }
 
-func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string, obj any, only string) ([]string, error) {
+// recordAccountEvent stores an account.* event of the link between the
+// account's landlord and its application, with the account object as the
+// application may use it: only that application's account lists it, and
+// only that application's endpoints of the account's mode receive it,
+// whether or not the link is still active (account.unlinked reports its
+// end).
+func (tx *Tx) recordAccountEvent(ctx context.Context, acct *rental.Account, typ string, appScopes rental.Scopes) error {
+	usage, err := tx.Usage(ctx, acct)
+	if err != nil {
+		return err
+	}
+	_, err = tx.recordEvent(ctx, acct, typ, acct.Object(usage, acct.Granted.Intersect(appScopes)), audience{app: true})
+	return err
+}
+
+// audience narrows who sees an event. The zero value is everyone entitled
+// to it: every application linked to the landlord, by its grant.
+type audience struct {
+	// app keeps the event to the account's own application (account.*).
+	app bool
+	// endpoint sends it to that one endpoint only, whatever the endpoint
+	// subscribed to (webhook.test); the account's application alone lists it.
+	endpoint string
+}
+
+func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string, obj any, to audience) ([]string, error) {
 	if tx.quiet {
 		return nil, nil
 	}
@@ -49,7 +74,7 @@ func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string,
 	tx.lastEvent = at
 	id := rental.NewID(rental.PrefixEvent)
 	var app any
-	if only != "" {
+	if to.app || to.endpoint != "" {
 		app = acct.ApplicationID
 	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
@@ -57,7 +82,7 @@ func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string,
 	if err != nil {
 		return nil, fmt.Errorf("store: record event %s: %w", typ, err)
 	}
-	return tx.fanOut(ctx, acct, rental.NewEvent(id, typ, acct.Mode(), acct.ID, rental.UnixMilli(at), data), only)
+	return tx.fanOut(ctx, acct, rental.NewEvent(id, typ, acct.Mode(), acct.ID, rental.UnixMilli(at), data), to)
 }
 
 // CountEvents counts the landlord's events of a type, for tests and checks

@@ -63,28 +63,6 @@ func (tx *Tx) UpdateApplication(ctx context.Context, appID string, set rental.Ap
 		WHERE id = $1`, appID, set.Name, set.Company, set.Description, set.Scopes.String(), string(uris))
 }
 
-// APIKeys lists an application's keys, revoked and expired ones included,
-// the newest first.
-func (q *Queries) APIKeys(ctx context.Context, appID string) ([]rental.APIKey, error) {
-	rows, err := q.c.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys k WHERE k.application_id = $1 ORDER BY k.created_at DESC, k.id`, appID)
-	if err != nil {
-		return nil, fmt.Errorf("store: keys: %w", err)
-	}
-	defer rows.Close()
-	var out []rental.APIKey
-	for rows.Next() {
-		var k rental.APIKey
-		if err := scanKey(rows, &k); err != nil {
-			return nil, fmt.Errorf("store: keys: %w", err)
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: keys: %w", err)
-	}
-	return out, nil
-}
-
 // GetAPIKey returns a key of the application; a key of another application
 // is not found.
 func (q *Queries) GetAPIKey(ctx context.Context, appID, keyID string) (*rental.APIKey, error) {

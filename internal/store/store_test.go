@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +100,10 @@ func TestAccountLinks(t *testing.T) {
 		if err != nil || !got.Revoked {
 			t.Fatalf("after revoke: %+v %v", got, err)
 		}
+		// Ending it again changes nothing.
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, acct.ID) }); err != nil {
+			t.Fatal(err)
+		}
 		// Linking again needs a new approval, and gives the same account ID back.
 		var again *rental.Account
 		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
@@ -108,14 +113,142 @@ func TestAccountLinks(t *testing.T) {
 		if err != nil || again.ID != acct.ID || again.Revoked || len(again.Granted) != len(rental.AllScopes) {
 			t.Fatalf("relink: %+v %v", again, err)
 		}
+		// Each link and each end of one is an event, once.
+		for typ, n := range map[string]int{rental.EventAccountLinked: 2, rental.EventAccountUnlinked: 1} {
+			if got, err := e.DB.Read().CountEvents(ctx, acct, typ); err != nil || got != n {
+				t.Fatalf("%d %s events (%v), want %d", got, typ, err, n)
+			}
+		}
+		// A grant holds only what the application requests, whatever was approved.
+		var narrow *rental.Application
+		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+			narrow, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: f.Developer.ID, Name: "Narrow",
+				Scopes: rental.Scopes{rental.ScopePropertiesRead, rental.ScopeBillsRead}, RedirectURIs: []string{"https://narrow.example.com/cb"}})
+			if err != nil {
+				return err
+			}
+			again, err = tx.LinkAccount(ctx, narrow.ID, acct.LandlordID, rental.Scopes{rental.ScopeBillsRead, rental.ScopeBillsWrite})
+			return err
+		})
+		if err != nil || again.Granted.String() != "bills:read" {
+			t.Fatalf("narrow grant: %+v %v", again, err)
+		}
+		// Nothing links to an unknown application or landlord, nor a sandbox.
+		for name, ids := range map[string][2]string{
+			"unknown application": {"app_000000000000000000000000", acct.LandlordID},
+			"unknown landlord":    {f.App.ID, "ll_000000000000000000000000"},
+			"sandbox landlord":    {narrow.ID, f.Sandbox(t, e.DB).LandlordID},
+		} {
+			err := e.DB.InTx(ctx, func(tx *store.Tx) error { _, err := tx.LinkAccount(ctx, ids[0], ids[1], rental.AllScopes); return err })
+			if e, ok := rental.AsError(err); !ok || (e.Kind != rental.KindNotFound && e.Kind != rental.KindInvalid) {
+				t.Fatalf("%s: %v", name, err)
+			}
+		}
 		// Another application sees none of it.
 		other := storetest.NewFixture(t, e.DB, rental.PlanFree)
 		if _, err := e.DB.Read().GetAccount(ctx, other.App.ID, acct.ID); !rental.IsNotFound(err) {
 			t.Fatalf("other application: %v", err)
 		}
-		// The sandbox cannot be revoked.
-		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, f.App.SandboxAccountID) }); !rental.IsNotFound(err) {
-			t.Fatalf("revoke sandbox: %v", err)
+		// The sandbox cannot be revoked, nor an unknown account.
+		for _, id := range []string{f.App.SandboxAccountID, "acct_000000000000000000000000"} {
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, id) }); !rental.IsNotFound(err) {
+				t.Fatalf("revoke %s: %v", id, err)
+			}
+		}
+	})
+}
+
+// An application's redirect URIs are checked when it is made.
+func TestApplicationRedirectURIs(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanFree)
+		create := func(uris ...string) (*rental.Application, error) {
+			var app *rental.Application
+			err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+				app, err = tx.CreateApplication(ctx, store.ApplicationSpec{DeveloperID: f.Developer.ID, Name: "A", Scopes: rental.AllScopes, RedirectURIs: uris})
+				return err
+			})
+			return app, err
+		}
+		app, err := create("https://app.example.com/cb", "http://localhost:3000/cb")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.DB.Read().GetApplication(ctx, app.ID)
+		if err != nil || !slices.Equal(got.RedirectURIs, []string{"https://app.example.com/cb", "http://localhost:3000/cb"}) {
+			t.Fatalf("stored %v %v", got, err)
+		}
+		if _, err := create("http://app.example.com/cb"); err == nil {
+			t.Fatal("http on a public host was registered")
+		}
+	})
+}
+
+// The operator's controls: a developer suspended and back, keys listed with
+// what is known of them, revoked once whatever the number of revocations.
+func TestOperatorControls(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		sec := storetest.Secret(t)
+		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		// An overdue invoice outlives a suspension and its end.
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetDeveloperStatus(ctx, f.Developer.ID, false, true) }); err != nil {
+			t.Fatal(err)
+		}
+		suspended := func() (bool, bool) {
+			text := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest})
+			o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o.Developer.Suspended, o.Developer.InvoiceOverdue
+		}
+		for _, want := range []bool{true, false} {
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetDeveloperSuspended(ctx, f.Developer.ID, want) }); err != nil {
+				t.Fatal(err)
+			}
+			if s, overdue := suspended(); s != want || !overdue {
+				t.Fatalf("suspended %v overdue %v, want %v true", s, overdue, want)
+			}
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetDeveloperSuspended(ctx, "dev_000000000000000000000000", true) }); !rental.IsNotFound(err) {
+			t.Fatalf("unknown developer: %v", err)
+		}
+
+		// Keys: newest first, with what is stored of them.
+		other := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		other.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest})
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		expires := e.Clock.Now().Add(time.Hour)
+		e.Clock.Advance(time.Second)
+		live := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, Name: "Production", AccountID: acct.ID,
+			Scopes: rental.Scopes{rental.ScopeBillsRead}, ExpiresAt: &expires})
+		keys, err := e.DB.Read().APIKeys(ctx, f.App.ID)
+		if err != nil || len(keys) != 3 {
+			t.Fatalf("%d keys, %v", len(keys), err)
+		}
+		k := keys[0]
+		if k.Name != "Production" || k.Mode != rental.ModeLive || k.Prefix != rental.KeyVisiblePrefix(live) || k.AccountID != acct.ID ||
+			k.Scopes.String() != "bills:read" || k.ExpiresAt == nil || k.ExpiresAt.UnixMilli() != expires.UnixMilli() || k.LastUsedAt != nil ||
+			k.Status(e.Clock.Now()) != rental.KeyExpiring || keys[2].Status(e.Clock.Now()) != rental.KeyActive {
+			t.Fatalf("listed %+v", k)
+		}
+		for range 2 {
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, k.ID) }); err != nil {
+				t.Fatal(err)
+			}
+			e.Clock.Advance(time.Minute)
+		}
+		keys, _ = e.DB.Read().APIKeys(ctx, f.App.ID)
+		if r := keys[0].RevokedAt; r == nil || keys[0].Status(e.Clock.Now()) != rental.KeyRevoked || r.UnixMilli() != e.Clock.Now().Add(-2*time.Minute).UnixMilli() {
+			t.Fatalf("revoked %+v", keys[0])
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, "key_000000000000000000000000") }); !rental.IsNotFound(err) {
+			t.Fatalf("unknown key: %v", err)
+		}
+		if keys, err := e.DB.Read().APIKeys(ctx, "app_000000000000000000000000"); err != nil || len(keys) != 0 {
+			t.Fatalf("keys of an unknown application: %v %v", keys, err)
 		}
 	})
 }

@@ -206,46 +206,19 @@ type target struct {
 
 // fanOut queues a delivery of a new event to every enabled endpoint that
 // wants it: endpoints of the same mode, of each application linked to the
-// landlord whose grant and own scopes allow reading the event's type.
-// Only, when set, sends to that one endpoint whatever it subscribed to (a
-// webhook.test).
+// landlord whose grant and own scopes allow reading the event's type. The
+// audience can narrow that to the account's application (whose link the
+// event is about, active or not), or to one endpoint whatever it
+// subscribed to (a webhook.test).
 //
 // It returns the IDs of the deliveries it queued.
-func (tx *Tx) fanOut(ctx context.Context, acct *rental.Account, ev rental.Event, only string) ([]string, error) {
-	var targets []target
-	if only != "" {
-		targets = []target{{only, acct.ID}}
-	} else {
-		rows, err := tx.c.QueryContext(ctx, `SELECT e.id, e.enabled_events, a.id, a.scopes, app.scopes
-			FROM webhook_endpoints e
-			JOIN applications app ON app.id = e.application_id
-			JOIN accounts a ON a.application_id = e.application_id
-			WHERE a.landlord_id = $1 AND a.revoked_at IS NULL AND e.mode = $2 AND e.status = $3`,
-			acct.LandlordID, string(ev.Mode), rental.EndpointEnabled)
-		if err != nil {
-			return nil, fmt.Errorf("store: endpoints for event: %w", err)
+func (tx *Tx) fanOut(ctx context.Context, acct *rental.Account, ev rental.Event, to audience) ([]string, error) {
+	targets := []target{{to.endpoint, acct.ID}}
+	if to.endpoint == "" {
+		var err error
+		if targets, err = tx.targets(ctx, acct, ev, to.app); err != nil {
+			return nil, err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var t target
-			var events, granted, asked string
-			if err := rows.Scan(&t.endpointID, &events, &t.accountID, &granted, &asked); err != nil {
-				return nil, fmt.Errorf("store: endpoints for event: %w", err)
-			}
-			e := rental.WebhookEndpoint{}
-			if json.Unmarshal([]byte(events), &e.EnabledEvents) != nil || !e.Wants(ev.Type) {
-				continue
-			}
-			g, _ := rental.ParseScopes(granted)
-			a, _ := rental.ParseScopes(asked)
-			if g.Intersect(a).CanRead(ev.Type) {
-				targets = append(targets, t)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("store: endpoints for event: %w", err)
-		}
-		rows.Close()
 	}
 	jobs := make([]river.InsertManyParams, 0, len(targets))
 	ids := make([]string, 0, len(targets))
@@ -265,6 +238,50 @@ func (tx *Tx) fanOut(ctx context.Context, acct *rental.Account, ev rental.Event,
 		ids = append(ids, id)
 	}
 	return ids, tx.enqueue(ctx, jobs)
+}
+
+// targets are the endpoints that receive ev: of the linked applications
+// whose links are active, or, for an event of a link (ownApp), of the
+// account's application whatever the link's state.
+func (tx *Tx) targets(ctx context.Context, acct *rental.Account, ev rental.Event, ownApp bool) ([]target, error) {
+	query := `SELECT e.id, e.enabled_events, a.id, a.scopes, app.scopes
+		FROM webhook_endpoints e
+		JOIN applications app ON app.id = e.application_id
+		JOIN accounts a ON a.application_id = e.application_id
+		WHERE a.landlord_id = $1 AND e.mode = $2 AND e.status = $3`
+	args := []any{acct.LandlordID, string(ev.Mode), rental.EndpointEnabled}
+	if ownApp {
+		query += ` AND a.id = $4`
+		args = append(args, acct.ID)
+	} else {
+		query += ` AND a.revoked_at IS NULL`
+	}
+	rows, err := tx.c.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: endpoints for event: %w", err)
+	}
+	defer rows.Close()
+	var targets []target
+	for rows.Next() {
+		var t target
+		var events, granted, asked string
+		if err := rows.Scan(&t.endpointID, &events, &t.accountID, &granted, &asked); err != nil {
+			return nil, fmt.Errorf("store: endpoints for event: %w", err)
+		}
+		e := rental.WebhookEndpoint{}
+		if json.Unmarshal([]byte(events), &e.EnabledEvents) != nil || !e.Wants(ev.Type) {
+			continue
+		}
+		g, _ := rental.ParseScopes(granted)
+		a, _ := rental.ParseScopes(asked)
+		if g.Intersect(a).CanRead(ev.Type) {
+			targets = append(targets, t)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: endpoints for event: %w", err)
+	}
+	return targets, nil
 }
 
 const deliveryColumns = `id, endpoint_id, event_id, event_type, body, status, attempts, generation, next_attempt_at, created_at, updated_at`

@@ -204,13 +204,13 @@ func (s *site) handleConsent(w http.ResponseWriter, r *http.Request) {
 			answer.Set("error", "access_denied")
 		case c.Portal:
 			code, codeHash := identity.NewToken()
-			if err := tx.IssuePortalCode(r.Context(), identity.HashToken(c.State), c.ApplicationID, p.LandlordID, rental.NewGrant(c.Scopes), codeHash); err != nil {
+			if err := tx.IssuePortalCode(r.Context(), identity.HashToken(c.State), c.ApplicationID, p.LandlordID, c.Scopes, codeHash); err != nil {
 				reason = refusePortal
 				return err
 			}
 			answer.Set("code", code)
 		default:
-			acct, err := tx.LinkAccount(r.Context(), c.ApplicationID, p.LandlordID, rental.NewGrant(c.Scopes))
+			acct, err := tx.LinkAccount(r.Context(), c.ApplicationID, p.LandlordID, c.Scopes)
 			if err != nil {
 				return err
 			}

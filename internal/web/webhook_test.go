@@ -239,8 +239,11 @@ func TestWebhookPortal(t *testing.T) {
 		wantPage(t, dev.get(live+"/"+lep), http.StatusOK, `<option value="`+acct.ID+`">`)
 		wantPage(t, dev.post(live+"/"+lep+"/test", url.Values{"account": {dev.app.SandboxAccountID}}), http.StatusNotFound)
 		wantRedirect(t, dev.post(live+"/"+lep+"/test", url.Values{"account": {acct.ID}}), live+"/"+lep+"/deliveries")
+		// The live endpoint has the link's account.linked, and the test event
+		// sent as the linked account.
 		ds, _, _ = e.DB.Read().ListDeliveries(ctx, dev.app.ID, rental.ModeLive, lep, store.DeliveryFilter{}, store.Page{Limit: 10})
-		if len(ds) != 1 || !strings.Contains(ds[0].Body, `"account_id":"`+acct.ID+`"`) {
+		if len(ds) != 2 || ds[0].EventType != "webhook.test" || ds[1].EventType != "account.linked" ||
+			!strings.Contains(ds[0].Body, `"account_id":"`+acct.ID+`"`) {
 			t.Fatalf("live deliveries %+v", ds)
 		}
 		if dev.get(dev.hooks+"/"+lep).status != http.StatusNotFound || dev.get(live+"/"+ep).status != http.StatusNotFound {
