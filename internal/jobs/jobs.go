@@ -102,7 +102,10 @@ func retain(ctx context.Context, db *store.DB) error {
 	if _, err := db.PurgeDeliveries(ctx); err != nil {
 		return err
 	}
-	_, err := db.PurgeIdempotency(ctx)
+	if _, err := db.PurgeIdempotency(ctx); err != nil {
+		return err
+	}
+	_, err := db.PurgeSessions(ctx)
 	return err
 }
 

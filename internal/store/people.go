@@ -141,12 +141,26 @@ func (tx *Tx) EndSessions(ctx context.Context, personID string) error {
 	return nil
 }
 
-// PurgeSessions deletes sessions past their absolute expiry or idle time.
+// PurgeSessions deletes what signing in leaves behind once it can no
+// longer be used: sessions past their absolute expiry or idle time,
+// consent forms past their validity, and portal links older than a day.
 func (db *DB) PurgeSessions(ctx context.Context) (int64, error) {
 	now := db.now()
-	res, err := db.write.ExecContext(ctx, `DELETE FROM sessions WHERE expires_at <= $1 OR seen_at <= $2`, ms(now), ms(now.Add(-rental.SessionIdle)))
-	if err != nil {
-		return 0, fmt.Errorf("store: purge sessions: %w", err)
+	var total int64
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`DELETE FROM sessions WHERE expires_at <= $1 OR seen_at <= $2`, []any{ms(now), ms(now.Add(-rental.SessionIdle))}},
+		{`DELETE FROM consents WHERE expires_at <= $1`, []any{ms(now)}},
+		{`DELETE FROM portal_links WHERE created_at <= $1`, []any{ms(now.Add(-24 * time.Hour))}},
+	} {
+		res, err := db.write.ExecContext(ctx, q.sql, q.args...)
+		if err != nil {
+			return total, fmt.Errorf("store: purge sessions: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
 	}
-	return res.RowsAffected()
+	return total, nil
 }

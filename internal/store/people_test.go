@@ -83,3 +83,42 @@ func TestPeopleAndSessions(t *testing.T) {
 		}
 	})
 }
+
+// The retention clean-up deletes dead sessions, spent consent forms and old
+// portal links, and nothing still usable.
+func TestPurgeSessions(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		var p *rental.Person
+		var ll string
+		in := func(fn func(tx *store.Tx) error) {
+			t.Helper()
+			if err := e.DB.InTx(ctx, fn); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in(func(tx *store.Tx) (err error) {
+			if p, err = tx.SignUp(ctx, rental.PersonLandlord, "ll@example.com", "LL", "h"); err != nil {
+				return err
+			}
+			ll = p.LandlordID
+			if err := tx.StartSession(ctx, p.ID, "old"); err != nil {
+				return err
+			}
+			if err := tx.ShowConsent(ctx, "old-form", "old", store.Consent{ApplicationID: f.App.ID, LandlordID: ll, RedirectURI: "https://x.example/cb", State: "state-123"}); err != nil {
+				return err
+			}
+			return tx.StartPortalLink(ctx, "old-state", "dev", f.App.ID)
+		})
+		e.Clock.Advance(25 * time.Hour)
+		in(func(tx *store.Tx) error { return tx.StartSession(ctx, p.ID, "new") })
+		n, err := e.DB.PurgeSessions(ctx)
+		if err != nil || n != 3 {
+			t.Fatalf("purged %d (%v), want 3", n, err)
+		}
+		if _, err := e.DB.Session(ctx, "new", e.Clock.Now()); err != nil {
+			t.Fatalf("a live session was purged: %v", err)
+		}
+	})
+}
