@@ -331,7 +331,7 @@ func keyLine(k rental.APIKey, now time.Time) string {
 		}
 		return r
 	}, k.Name)
-	return strings.Join([]string{k.ID, name, string(k.Mode), k.Prefix + "…", scopes, account,
+	return strings.Join([]string{k.ID, name, string(k.Mode), k.Prefix + "…" + k.Last4, scopes, account,
 		when(k.ExpiresAt, "never"), when(&k.CreatedAt, "-"), when(k.LastUsedAt, "never"), string(k.Status(now))}, "\t")
 }
 

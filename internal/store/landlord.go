@@ -127,9 +127,13 @@ func (q *Queries) LandlordAccount(ctx context.Context, appID, landlordID string)
 }
 
 // SetApplicationScopes replaces the scopes an application asks landlords
-// for. Grants stay as the landlords gave them: a scope added here is used
-// only once a landlord approves it (a request may use key ∩ application ∩
-// grant), and a scope removed here is refused from the next request.
+// for: a scope added here is used only once a landlord approves it (a
+// request may use key ∩ application ∩ grant); a scope removed here is
+// refused from the next request and taken out of every grant.
 func (tx *Tx) SetApplicationScopes(ctx context.Context, appID string, scopes rental.Scopes) error {
-	return tx.execOne(ctx, "application", appID, `UPDATE applications SET scopes = $2 WHERE id = $1`, appID, scopes.Intersect(rental.AllScopes).String())
+	scopes = scopes.Intersect(rental.AllScopes)
+	if err := tx.execOne(ctx, "application", appID, `UPDATE applications SET scopes = $2 WHERE id = $1`, appID, scopes.String()); err != nil {
+		return err
+	}
+	return tx.narrowGrants(ctx, appID, scopes)
 }

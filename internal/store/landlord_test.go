@@ -185,6 +185,18 @@ func TestSetApplicationScopes(t *testing.T) {
 		if app.Scopes.String() != "rooms:read payments:read" || a.Granted.String() != "rooms:read" {
 			t.Fatalf("application %v, grant %v", app.Scopes, a.Granted)
 		}
+		// A scope removed leaves the grants; adding it back needs approval.
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+			return tx.SetApplicationScopes(ctx, f.App.ID, rental.Scopes{rental.ScopePaymentsRead})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetApplicationScopes(ctx, f.App.ID, more) }); err != nil {
+			t.Fatal(err)
+		}
+		if a, _ := e.DB.Read().GetAccount(ctx, f.App.ID, acct.ID); a.Granted.String() != "" {
+			t.Fatalf("a removed scope came back without approval: %v", a.Granted)
+		}
 		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.SetApplicationScopes(ctx, "app_nope", more) }); !rental.IsNotFound(err) {
 			t.Fatalf("unknown application: %v", err)
 		}

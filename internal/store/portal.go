@@ -49,8 +49,9 @@ func (q *Queries) ApplicationsOf(ctx context.Context, developerID string, now ti
 }
 
 // UpdateApplication replaces what the developer decides about an
-// application. Grants are untouched: a scope added is used once a landlord
-// approves it, a scope removed is refused from the next request on.
+// application. A scope added is used once a landlord approves it; a scope
+// removed is refused from the next request on, and taken out of every
+// grant, so adding it back later needs the landlords' approval again.
 func (tx *Tx) UpdateApplication(ctx context.Context, appID string, set rental.ApplicationSettings) error {
 	if err := set.Check(); err != nil {
 		return err
@@ -59,8 +60,41 @@ func (tx *Tx) UpdateApplication(ctx context.Context, appID string, set rental.Ap
 	if err != nil {
 		return fmt.Errorf("store: update application: %w", err)
 	}
-	return tx.execOne(ctx, "application", appID, `UPDATE applications SET name = $2, company = $3, description = $4, scopes = $5, redirect_uris = $6
-		WHERE id = $1`, appID, set.Name, set.Company, set.Description, set.Scopes.String(), string(uris))
+	if err := tx.execOne(ctx, "application", appID, `UPDATE applications SET name = $2, company = $3, description = $4, scopes = $5, redirect_uris = $6
+		WHERE id = $1`, appID, set.Name, set.Company, set.Description, set.Scopes.String(), string(uris)); err != nil {
+		return err
+	}
+	return tx.narrowGrants(ctx, appID, set.Scopes)
+}
+
+// narrowGrants takes scopes the application no longer asks for out of the
+// landlords' grants of its real accounts (the sandbox grants everything).
+func (tx *Tx) narrowGrants(ctx context.Context, appID string, requested rental.Scopes) error {
+	rows, err := tx.c.QueryContext(ctx, `SELECT id, scopes FROM accounts WHERE application_id = $1 AND sandbox = FALSE`, appID)
+	if err != nil {
+		return fmt.Errorf("store: grants: %w", err)
+	}
+	narrowed := map[string]string{}
+	for rows.Next() {
+		var id, scopes string
+		if err := rows.Scan(&id, &scopes); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: grants: %w", err)
+		}
+		granted, _ := rental.ParseScopes(scopes)
+		if kept := granted.Intersect(requested); kept.String() != granted.String() {
+			narrowed[id] = kept.String()
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return fmt.Errorf("store: grants: %w", err)
+	}
+	for id, scopes := range narrowed {
+		if _, err := tx.c.ExecContext(ctx, `UPDATE accounts SET scopes = $2 WHERE id = $1`, id, scopes); err != nil {
+			return fmt.Errorf("store: narrow grant: %w", err)
+		}
+	}
+	return nil
 }
 
 // GetAPIKey returns a key of the application; a key of another application
