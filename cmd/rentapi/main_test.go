@@ -256,6 +256,7 @@ func TestRunErrors(t *testing.T) {
 		{"serve", "--rate-limits", "maybe", "--addr", "127.0.0.1:0"},
 		{"serve", "--webhook-allow-loopback", "on", "--addr", "127.0.0.1:0"}, // a stray argument after a switch
 		{"migrate", "extra"},
+		{"serve", "--pprof", "on", "--addr", "127.0.0.1:0"}, // the profiler needs the operator's listener
 	} {
 		var stdout, stderr bytes.Buffer
 		if err := run(t.Context(), args, getenv, nil, &stdout, &stderr); err == nil {

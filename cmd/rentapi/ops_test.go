@@ -51,9 +51,23 @@ func TestLogsKeepSecrets(t *testing.T) {
 				w.WriteHeader(http.StatusInternalServerError)
 			}))
 			defer recv.Close()
-			srv := startServer(t, bin, env, "--webhook-allow-loopback", "--metrics-addr", "127.0.0.1:0")
+			srv := startServer(t, bin, env, "--webhook-allow-loopback", "--metrics-addr", "127.0.0.1:0", "--pprof", "on")
 			if srv.key == "" || srv.metrics == "" {
 				t.Fatalf("key %q, metrics %q", srv.key, srv.metrics)
+			}
+			// The profiler is on the operator's listener, never the public one.
+			for _, c := range []struct {
+				url  string
+				want int
+			}{{strings.TrimSuffix(srv.metrics, "/metrics") + "/debug/pprof/", http.StatusOK}, {srv.base + "/debug/pprof/", http.StatusNotFound}} {
+				resp, err := http.Get(c.url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != c.want {
+					t.Fatalf("GET %s: %d, want %d", c.url, resp.StatusCode, c.want)
+				}
 			}
 			made := strings.TrimSpace(admin(t, bin, env, "create-key", "--mode", "test"))
 			unknown := rental.KeyPrefixLive + strings.Repeat("Q", 40)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"rentapi/internal/api"
@@ -41,6 +42,11 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		"file of payment providers whose signed confirmations are taken, one 'name=secret' per line (env RENTAPI_PAYMENT_PROVIDERS; default: none)")
 	metricsAddr := fs.String("metrics-addr", e.getenv("RENTAPI_METRICS_ADDR"),
 		"address of the operator's own listener serving /metrics in Prometheus's format, e.g. 127.0.0.1:9464; keep it off the public network (env RENTAPI_METRICS_ADDR; default: no metrics)")
+	profiling, err := newOnOff(fs, "pprof", e.getenv("RENTAPI_PPROF"), false,
+		"on or off: serve Go's profiler at /debug/pprof/ on the --metrics-addr listener (never on the public one), e.g. go tool pprof http://127.0.0.1:9464/debug/pprof/profile?seconds=30 (env RENTAPI_PPROF)")
+	if err != nil {
+		return err
+	}
 	logLevel := fs.String("log-level", e.or("RENTAPI_LOG_LEVEL", "info"),
 		"debug, info, warn or error: the least severe log lines written; River's own are written from warn up unless debug (env RENTAPI_LOG_LEVEL)")
 	if err := e.parse(fs, args, "run the service: the API, the payment pages and the background jobs"); err != nil {
@@ -49,6 +55,9 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	level, err := parseLevel(*logLevel)
 	if err != nil {
 		return err
+	}
+	if *profiling && *metricsAddr == "" {
+		return errors.New("--pprof serves the profiler on the operator's listener: give --metrics-addr too")
 	}
 	providers, err := loadProviders(*providersFile)
 	if err != nil {
@@ -140,9 +149,9 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	var ms *http.Server
 	if metricsLn != nil {
 		ms = &http.Server{
-			Handler:           metrics.Handler(log),
+			Handler:           operatorHandler(metrics.Handler(log), bool(*profiling)),
 			ReadHeaderTimeout: 10 * time.Second,
-			WriteTimeout:      30 * time.Second,
+			WriteTimeout:      2 * time.Minute, // a 30-second CPU profile fits
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		}
 		go func() { errc <- ms.Serve(metricsLn) }()
@@ -225,4 +234,21 @@ func bootstrap(ctx context.Context, db *store.DB) (app *rental.Application, crea
 		return nil, false, fmt.Errorf("bootstrap: %w", err)
 	}
 	return app, true, nil
+}
+
+// operatorHandler is what the operator's listener serves: the metrics, and
+// with profiling on, Go's profiler under /debug/pprof/ (CPU and heap
+// profiles, goroutines, traces), which the public listener never serves.
+func operatorHandler(metrics http.Handler, profiling bool) http.Handler {
+	if !profiling {
+		return metrics
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", metrics)
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return mux
 }
