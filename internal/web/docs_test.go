@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -387,7 +388,9 @@ func TestVerify(t *testing.T) {
 `
 
 // The landing page and the documentation in Chromium, on a phone and a
-// laptop: styled, nothing wider than the window, photographed.
+// laptop: styled, nothing wider than the window, photographed (the long
+// pages at a few places, a full-page picture of them being too large for
+// the browser).
 func TestDocsInChromium(t *testing.T) {
 	path := chromium(t)
 	base, _ := service(t)
@@ -398,16 +401,85 @@ func TestDocsInChromium(t *testing.T) {
 	defer cancel()
 	ctx, cancel = context.WithTimeout(ctx, 120*time.Second)
 	defer cancel()
-	for _, p := range []struct{ path, name, wait string }{
-		{"/", "home", "ul.home"},
-		{"/docs", "docs", "#createProperty"},
-		{"/docs/errors", "docs-errors", "#idempotency_in_progress"},
-		{"/docs/webhooks", "docs-webhooks", "#verify"},
-		{"/nothing-here", "not-found", "main"},
+	for _, p := range []struct {
+		path, name, wait string
+		places           []string // for a long page: where to take pictures
+	}{
+		{"/", "home", "ul.home", nil},
+		{"/docs", "docs", "#createProperty", []string{"", "#createProperty", "#createMeterReading"}},
+		{"/docs/errors", "docs-errors", "#idempotency_in_progress", []string{"", "#retries", "#invalid_parameter"}},
+		{"/docs/webhooks", "docs-webhooks", "#verify", []string{"", "#headers", "#verify", "#retries"}},
+		{"/nothing-here", "not-found", "main", nil},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(base+p.path), chromedp.WaitVisible(p.wait)); err != nil {
 			t.Fatalf("%s: %v", p.path, err)
 		}
-		shoot(ctx, t, p.name)
+		if p.places == nil {
+			shoot(ctx, t, p.name)
+			continue
+		}
+		shootPlaces(ctx, t, p.name, p.places)
+	}
+}
+
+// shootPlaces checks a long page at the phone's and the laptop's width as
+// shoot does, and photographs the window at each place: the top ("") or
+// an element scrolled to the top of the window.
+func shootPlaces(ctx context.Context, t *testing.T, name string, places []string) {
+	t.Helper()
+	for _, size := range []struct {
+		w, h   int64
+		mobile bool
+	}{{390, 844, true}, {1280, 800, false}} {
+		viewport := chromedp.EmulateViewport(size.w, size.h)
+		if size.mobile {
+			viewport = chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateMobile, chromedp.EmulateTouch)
+		}
+		if err := chromedp.Do(ctx, viewport, chromedp.Sleep(100*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		wide, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+			const w = document.documentElement.clientWidth, out = [];
+			if (document.documentElement.scrollWidth > w) out.push("the page (" + document.documentElement.scrollWidth + "px)");
+			for (const e of document.querySelectorAll("body *")) {
+				if (e.closest("details:not([open])") && e.tagName !== "SUMMARY" && e.tagName !== "DETAILS") continue;
+				const r = e.getBoundingClientRect();
+				if (r.width > 0 && (r.right > w + 0.5 || r.left < -0.5)) out.push(e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + (e.id ? "#" + e.id : "") + " " + Math.round(r.left) + "-" + Math.round(r.right) + "px");
+				if (out.length > 20) break;
+			}
+			return out;
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(wide) > 0 {
+			t.Errorf("%s at %d px: wider than the window: %v", name, size.w, wide)
+		}
+		styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
+		if err != nil || !styled {
+			t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
+		}
+		for _, place := range places {
+			scroll := `window.scrollTo(0, 0)`
+			if place != "" {
+				scroll = `document.querySelector(` + strconv.Quote(place) + `).scrollIntoView()`
+			}
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](scroll+`; true`)); err != nil {
+				t.Fatal(err)
+			}
+			shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			label := strings.TrimPrefix(place, "#")
+			if label == "" {
+				label = "top"
+			}
+			out := filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%s-%dx%d.png", name, label, size.w, size.h))
+			if err := os.WriteFile(out, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot: %s", out)
+		}
 	}
 }
