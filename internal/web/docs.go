@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"rentapi/internal/api"
@@ -77,6 +78,8 @@ type webhookDocs struct {
 	FailingDays  int
 }
 
+// newWebhookDocs reads the webhooks page's content from the values the
+// deliveries use; an event type without a description is an error.
 func newWebhookDocs() (webhookDocs, error) {
 	d := webhookDocs{UserAgent: webhook.UserAgent, Attempts: rental.MaxAttempts, Jitter: int(rental.RetryJitter * 100),
 		FailingDays: int(rental.FailingFor / (24 * time.Hour))}
@@ -173,6 +176,11 @@ type docs struct {
 	webhooks webhookDocs
 }
 
+// loadDocs reads the documentation once per process: it is the same for
+// every handler New makes.
+var loadDocs = sync.OnceValues(newDocs)
+
+// newDocs reads the reference, the error codes and the webhooks page.
 func newDocs() (*docs, error) {
 	ref, err := newReference(api.Document())
 	if err != nil {

@@ -82,7 +82,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
-	d, err := newDocs()
+	d, err := loadDocs()
 	if err != nil {
 		panic(err) // the embedded document and lists are tested: a programming error
 	}
