@@ -135,7 +135,7 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 func (s *Server) run(c *call, h handlerFunc) response {
 	status, body, err := h(c)
 	if err != nil {
-		return renderError(c.ctx, s.log, err)
+		return s.renderError(c.ctx, err)
 	}
 	return renderJSON(status, body)
 }
@@ -171,12 +171,12 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response) error) response {
 	tx, err := s.db.Begin(c.ctx)
 	if err != nil {
-		return renderError(c.ctx, s.log, err)
+		return s.renderError(c.ctx, err)
 	}
 	defer tx.Rollback()
 	if !c.appLevel {
 		if err := tx.Claim(c.ctx, c.acct()); err != nil {
-			return renderError(c.ctx, s.log, err)
+			return s.renderError(c.ctx, err)
 		}
 	}
 	c.tx, c.q = tx, &tx.Queries
@@ -197,7 +197,7 @@ func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response)
 		err = tx.Commit()
 	}
 	if err != nil {
-		return renderError(c.ctx, s.log, err)
+		return s.renderError(c.ctx, err)
 	}
 	return resp
 }

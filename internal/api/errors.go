@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strconv"
 
 	"rentapi/internal/rental"
 )
 
-// docBase is where each error code is explained; doc_url adds the code.
-const docBase = "https://docs.rentapi.dev/errors#"
+// ErrorDocsPath is the page that explains every error code, served by the
+// pages beside the API: doc_url is the public URL, this path and
+// "#<code>".
+const ErrorDocsPath = "/docs/errors"
 
 // StatusClientClosed is the status a request's log line and metrics get
 // when the client hung up before the answer (nginx's 499): it is never sent.
@@ -125,7 +126,8 @@ func renderJSON(status int, v any) response {
 // too, with the cause the store wraps (the database refusing connections,
 // say), which the client does not see. The code goes in the request's info,
 // for its log line and the refusal metrics.
-func renderError(ctx context.Context, log *slog.Logger, err error) response {
+func (s *Server) renderError(ctx context.Context, err error) response {
+	log := s.log
 	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		// The client hung up: nobody reads this answer, and it is no fault
 		// of ours. Logged and counted as a client abort, not a 500.
@@ -147,7 +149,7 @@ func renderError(ctx context.Context, log *slog.Logger, err error) response {
 	}
 	info(ctx).code = e.Code
 	b, _ := json.Marshal(errorBody{Error: errorDetail{
-		Code: e.Code, Message: e.Message, RequestID: requestID(ctx), DocURL: docBase + e.Code,
+		Code: e.Code, Message: e.Message, RequestID: requestID(ctx), DocURL: s.publicURL + ErrorDocsPath + "#" + e.Code,
 		Param: e.Param, Scope: e.Scope, ResourceID: e.ResourceID,
 	}})
 	h := http.Header{}
@@ -160,5 +162,5 @@ func renderError(ctx context.Context, log *slog.Logger, err error) response {
 
 // writeError renders and sends an error.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	renderError(r.Context(), s.log, err).write(w)
+	s.renderError(r.Context(), err).write(w)
 }

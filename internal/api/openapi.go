@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
@@ -25,26 +26,32 @@ type document struct {
 	json []byte
 }
 
+// Document is the OpenAPI document as written (YAML), the bytes
+// /openapi.yaml serves: the pages render the API reference (/docs) from it,
+// so the reference and the contract cannot differ.
+func Document() []byte { return slices.Clone(openapiYAML) }
+
 func loadDocument() (*document, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(openapiYAML, &root); err != nil {
 		return nil, fmt.Errorf("api: openapi.yaml: %w", err)
 	}
 	var buf bytes.Buffer
-	if err := writeJSON(&buf, &root); err != nil {
+	if err := WriteJSON(&buf, &root); err != nil {
 		return nil, fmt.Errorf("api: openapi.yaml: %w", err)
 	}
 	return &document{yaml: openapiYAML, json: buf.Bytes()}, nil
 }
 
-// writeJSON writes a YAML node as JSON, keeping the order of mapping keys
-// (the document reads top-down: info, paths, components).
-func writeJSON(buf *bytes.Buffer, n *yaml.Node) error {
+// WriteJSON writes a YAML node as JSON, keeping the order of mapping keys
+// (the document reads top-down: info, paths, components): the one
+// conversion behind /openapi.json and the examples of /docs.
+func WriteJSON(buf *bytes.Buffer, n *yaml.Node) error {
 	switch n.Kind {
 	case yaml.DocumentNode:
-		return writeJSON(buf, n.Content[0])
+		return WriteJSON(buf, n.Content[0])
 	case yaml.AliasNode:
-		return writeJSON(buf, n.Alias)
+		return WriteJSON(buf, n.Alias)
 	case yaml.MappingNode:
 		buf.WriteByte('{')
 		for i := 0; i < len(n.Content); i += 2 {
@@ -54,7 +61,7 @@ func writeJSON(buf *bytes.Buffer, n *yaml.Node) error {
 			k, _ := json.Marshal(n.Content[i].Value)
 			buf.Write(k)
 			buf.WriteByte(':')
-			if err := writeJSON(buf, n.Content[i+1]); err != nil {
+			if err := WriteJSON(buf, n.Content[i+1]); err != nil {
 				return err
 			}
 		}
@@ -65,7 +72,7 @@ func writeJSON(buf *bytes.Buffer, n *yaml.Node) error {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := writeJSON(buf, c); err != nil {
+			if err := WriteJSON(buf, c); err != nil {
 				return err
 			}
 		}

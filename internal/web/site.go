@@ -36,6 +36,9 @@ type area struct {
 	// PitchTH and PitchEN say on the sign-in page who it is for.
 	PitchTH, PitchEN string
 	Nav              []navItem
+	// Links are the bar's links of a public area (the documentation),
+	// shown to everyone.
+	Links []navItem
 }
 
 // navItem is a link of an area's bar.
@@ -88,6 +91,8 @@ type site struct {
 	// API's does.
 	secret *secret.Secret
 	guard  webhook.Guard
+	// docs is the documentation's content, read once.
+	docs *docs
 }
 
 // parseTemplates gives each page template its own copy of the layout and

@@ -65,9 +65,11 @@ type pages struct {
 }
 
 // New returns the handler of the whole service: the pages for browsers
-// (the payment page, the developer portal, the landlord's app, the consent
-// pages, their stylesheet) on their own mux, and everything else to next
-// (the API), which answers its own unknown paths.
+// (the landing page, the documentation, the payment page, the developer
+// portal, the landlord's app, the consent pages, their stylesheet) on their
+// own mux, and everything else to next (the API), which answers its own
+// unknown paths; a browser (Accept: text/html) at a path that is neither
+// the API's nor a page's gets a not-found page instead.
 func New(cfg Config, next http.Handler) http.Handler {
 	log := cfg.Log
 	if log == nil {
@@ -80,6 +82,11 @@ func New(cfg Config, next http.Handler) http.Handler {
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
+	d, err := loadDocs()
+	if err != nil {
+		panic(err) // the embedded document and lists are tested: a programming error
+	}
+	s.docs = d
 	if s.throttle.Buckets == nil {
 		s.throttle.Buckets = bucket.NewMemory()
 	}
@@ -101,6 +108,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 		browser.HandleFunc(a.Base+"/password", s.handlePassword(a))
 		browser.HandleFunc(a.Base+"/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, a, rental.NotFound("page", "")) })
 	}
+	s.docsRoutes(browser)
 	s.landlordRoutes(browser)
 	s.portalRoutes(browser)
 
@@ -127,10 +135,15 @@ func New(cfg Config, next http.Handler) http.Handler {
 	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusNotFound, nil)
 	})))
+	nobodys := p.logged(nil, protect(http.HandlerFunc(s.notFound)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case !browserPath(r.URL.Path):
+		case apiPath(r.URL.Path):
 			next.ServeHTTP(w, r)
+		case !browserPath(r.URL.Path) && wantsHTML(r):
+			nobodys.ServeHTTP(w, r) // a browser at a path that is nobody's gets a page
+		case !browserPath(r.URL.Path):
+			next.ServeHTTP(w, r) // an API client gets the envelope's route_not_found
 		case !cleanPath(r.URL.Path):
 			notFound.ServeHTTP(w, r) // a page has one address: no redirect to it
 		default:
@@ -141,7 +154,10 @@ func New(cfg Config, next http.Handler) http.Handler {
 
 // browserPath reports whether a path is a page's rather than the API's.
 func browserPath(p string) bool {
-	for _, prefix := range []string{"/pay/", "/assets/", "/portal", "/app", "/connect/"} {
+	if p == "/" {
+		return true
+	}
+	for _, prefix := range []string{"/pay/", "/assets/", "/portal", "/app", "/connect/", "/docs"} {
 		if strings.HasPrefix(p, prefix) && (strings.HasSuffix(prefix, "/") || len(p) == len(prefix) || p[len(prefix)] == '/') {
 			return true
 		}
