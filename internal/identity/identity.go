@@ -90,49 +90,61 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// signInLimit is how many failed sign-ins an email, and an address, may
-// have: 10 per 15 minutes.
+// signInLimit is how many sign-in tries an email, and how many failed ones
+// an address, may have: 10 per 15 minutes.
 var signInLimit = bucket.Limit{Rate: 10, Per: 15 * time.Minute, Burst: 10}
 
-// Throttle counts failed sign-ins per email and per client address, in
-// buckets every process shares.
+// Throttle limits sign-in tries per email and failures per client address,
+// in buckets every process shares.
 type Throttle struct {
 	Buckets bucket.Store
 }
 
-// ErrThrottled says that an email or an address has used up its failed
-// sign-ins for now.
+// ErrThrottled says that an email or an address has used up its tries for
+// now.
 var ErrThrottled = errors.New("identity: too many failed sign-ins")
 
-// Check is nil while the email and the address may try to sign in, else
-// ErrThrottled with how long until the next try.
-func (t Throttle) Check(ctx context.Context, email, ip string, now time.Time) (time.Duration, error) {
-	var wait time.Duration
-	for _, name := range t.names(email, ip) {
-		st, err := t.Buckets.Take(ctx, name, signInLimit, 0, now)
-		if err != nil {
-			return 0, fmt.Errorf("identity: throttle: %w", err)
-		}
-		if st.Remaining < 1 {
-			wait = max(wait, signInLimit.Per/time.Duration(signInLimit.Rate))
-		}
+// Begin takes one try of the email, before its password is checked, and
+// looks at the address's failures: so tries sent together cannot slip
+// through while one is being checked. It returns ErrThrottled, with how
+// long until the next try, when either is used up. A try that succeeds
+// costs one of the email's ten; a person signs in far less often.
+func (t Throttle) Begin(ctx context.Context, email, ip string, now time.Time) (time.Duration, error) {
+	st, err := t.Buckets.Take(ctx, "signin:email:"+HashToken(strings.ToLower(email)), signInLimit, 1, now)
+	if err != nil {
+		return 0, fmt.Errorf("identity: throttle: %w", err)
 	}
-	if wait > 0 {
-		return wait, ErrThrottled
+	wait := max(0, st.RetryAfter)
+	refused := !st.Allowed
+	if st, err = t.Buckets.Take(ctx, "signin:ip:"+ip, signInLimit, 0, now); err != nil {
+		return 0, fmt.Errorf("identity: throttle: %w", err)
+	}
+	if st.Remaining < 1 {
+		refused, wait = true, max(wait, signInLimit.Per/time.Duration(signInLimit.Rate))
+	}
+	if refused {
+		return max(wait, time.Second), ErrThrottled
 	}
 	return 0, nil
 }
 
-// Failed counts a failed sign-in against the email and the address.
-func (t Throttle) Failed(ctx context.Context, email, ip string, now time.Time) error {
-	for _, name := range t.names(email, ip) {
-		if _, err := t.Buckets.Take(ctx, name, signInLimit, 1, now); err != nil {
-			return fmt.Errorf("identity: throttle: %w", err)
-		}
+// Failed counts a failed sign-in against the address.
+func (t Throttle) Failed(ctx context.Context, ip string, now time.Time) error {
+	if _, err := t.Buckets.Take(ctx, "signin:ip:"+ip, signInLimit, 1, now); err != nil {
+		return fmt.Errorf("identity: throttle: %w", err)
 	}
 	return nil
 }
 
-func (t Throttle) names(email, ip string) []string {
-	return []string{"signin:email:" + HashToken(strings.ToLower(email)), "signin:ip:" + ip}
+// SignUp takes one sign-up of the address: 10 per 15 minutes, so accounts
+// cannot be made (nor emails probed for accounts) in bulk.
+func (t Throttle) SignUp(ctx context.Context, ip string, now time.Time) (time.Duration, error) {
+	st, err := t.Buckets.Take(ctx, "signup:ip:"+ip, signInLimit, 1, now)
+	if err != nil {
+		return 0, fmt.Errorf("identity: throttle: %w", err)
+	}
+	if !st.Allowed {
+		return max(st.RetryAfter, time.Second), ErrThrottled
+	}
+	return 0, nil
 }

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,31 +39,40 @@ func TestTokens(t *testing.T) {
 	}
 }
 
-// Ten failed sign-ins of an email (from any address), or of an address
-// (for any email), in 15 minutes: the next try waits.
+// Ten tries of an email (from any address) in 15 minutes: the next waits,
+// tries sent together included (each is counted before its password is
+// checked). Ten failures from an address (for any email): its next try
+// waits. Sign-ups: ten per address.
 func TestThrottle(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	th := Throttle{Buckets: bucket.NewMemory()}
 	for i := range 10 {
-		if _, err := th.Check(ctx, "a@example.com", "10.0.0.1", now); err != nil {
+		if _, err := th.Begin(ctx, "a@example.com", fmt.Sprintf("10.0.0.%d", i), now); err != nil {
 			t.Fatalf("try %d: %v", i+1, err)
 		}
-		th.Failed(ctx, "a@example.com", "10.0.0."+string(rune('1'+i%5)), now)
 	}
-	if wait, err := th.Check(ctx, "A@example.com", "10.0.0.9", now); err != ErrThrottled || wait <= 0 {
+	if wait, err := th.Begin(ctx, "A@example.com", "10.0.1.1", now); err != ErrThrottled || wait <= 0 {
 		t.Fatalf("11th try of the email: %v %v", wait, err)
 	}
-	if _, err := th.Check(ctx, "b@example.com", "10.0.0.9", now); err != nil {
+	if _, err := th.Begin(ctx, "b@example.com", "10.0.1.1", now); err != nil {
 		t.Fatalf("another email: %v", err)
 	}
-	if _, err := th.Check(ctx, "a@example.com", "10.0.0.9", now.Add(15*time.Minute)); err != nil {
+	if _, err := th.Begin(ctx, "a@example.com", "10.0.1.1", now.Add(15*time.Minute)); err != nil {
 		t.Fatalf("15 minutes later: %v", err)
 	}
 	for range 10 {
-		th.Failed(ctx, "x"+string(rune('a'+time.Now().Nanosecond()%26))+"@example.com", "10.0.0.7", now)
+		th.Failed(ctx, "10.0.0.7", now)
 	}
-	if _, err := th.Check(ctx, "new@example.com", "10.0.0.7", now); err != ErrThrottled {
+	if _, err := th.Begin(ctx, "new@example.com", "10.0.0.7", now); err != ErrThrottled {
 		t.Fatalf("the address: %v", err)
+	}
+	for i := range 10 {
+		if _, err := th.SignUp(ctx, "10.0.2.2", now); err != nil {
+			t.Fatalf("sign-up %d: %v", i+1, err)
+		}
+	}
+	if _, err := th.SignUp(ctx, "10.0.2.2", now); err != ErrThrottled {
+		t.Fatalf("11th sign-up: %v", err)
 	}
 }

@@ -396,8 +396,13 @@ func (p LandlordPlan) Check() error {
 }
 
 // CheckLinkable is nil when a landlord can be linked to an application:
-// real landlords only; a sandbox belongs to its one application.
-func CheckLinkable(sandbox bool) error {
+// real landlords only (a sandbox belongs to its one application); and
+// nothing is linked to a disabled application, whatever consent page was
+// shown before it was disabled.
+func CheckLinkable(app *Application, sandbox bool) error {
+	if app.Disabled {
+		return &Error{Kind: KindForbidden, Code: "application_disabled", Message: "The application is disabled; no account can be linked to it."}
+	}
 	if sandbox {
 		return Invalid("landlord", "A sandbox landlord cannot be linked.")
 	}

@@ -83,7 +83,8 @@ func TestKeyRotation(t *testing.T) {
 // are refused; the free landlord plan has no QR payments; webhook endpoints
 // stop at the plan's count; only a sandbox resets.
 func TestAccessRules(t *testing.T) {
-	if code(CheckLinkable(true)) != "invalid_parameter" || CheckLinkable(false) != nil {
+	if code(CheckLinkable(&Application{}, true)) != "invalid_parameter" || CheckLinkable(&Application{}, false) != nil ||
+		code(CheckLinkable(&Application{Disabled: true}, false)) != "application_disabled" {
 		t.Error("only real landlords are linked")
 	}
 	if code(DeveloperPlan("gold").Check()) != "invalid_parameter" || PlanPro.Check() != nil {

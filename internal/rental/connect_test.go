@@ -194,10 +194,10 @@ func TestNewScopes(t *testing.T) {
 
 // Only real landlords can be linked.
 func TestCheckLinkable(t *testing.T) {
-	if err := CheckLinkable(false); err != nil {
+	if err := CheckLinkable(&Application{}, false); err != nil {
 		t.Errorf("a real landlord: %v", err)
 	}
-	if got := code(CheckLinkable(true)); got != "invalid_parameter" {
+	if got := code(CheckLinkable(&Application{}, true)); got != "invalid_parameter" {
 		t.Errorf("a sandbox landlord: %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Currency is the one currency of the service; every object carrying money
@@ -165,12 +166,15 @@ func checkText(param string, v Optional[string], minLen, maxLen int) error {
 	if v.Null {
 		return Invalid(param, "%s must be a string, not null.", param)
 	}
+	if !utf8.ValidString(v.Value) {
+		return Invalid(param, "%s must be UTF-8 text.", param)
+	}
 	n := len([]rune(v.Value))
 	if n < minLen || n > maxLen {
 		return Invalid(param, "%s must be %d to %d characters long.", param, minLen, maxLen)
 	}
 	for _, r := range v.Value {
-		if r < 0x20 && r != '\n' || r == 0x7f {
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f {
 			return Invalid(param, "%s must not contain control characters.", param)
 		}
 		if invisible(r) {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Prefixes of the webhook objects.
@@ -220,8 +219,8 @@ func (c EndpointChange) Check(create bool, checkURL func(string) (string, error)
 	if c.Description.Set {
 		var d *string
 		if !c.Description.Null {
-			if utf8.RuneCountInString(c.Description.Value) > MaxEndpointDescription {
-				return spec, Invalid("description", "description must be at most %d characters.", MaxEndpointDescription)
+			if err := checkText("description", c.Description, 0, MaxEndpointDescription); err != nil {
+				return spec, err
 			}
 			d = &c.Description.Value
 		}

@@ -204,7 +204,7 @@ func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approve
 	if err != nil {
 		return nil, fmt.Errorf("store: link account: %w", err)
 	}
-	if err := rental.CheckLinkable(sandbox); err != nil {
+	if err := rental.CheckLinkable(app, sandbox); err != nil {
 		return nil, err
 	}
 	if err := tx.Claim(ctx, &rental.Account{LandlordID: landlordID}); err != nil {

@@ -212,7 +212,13 @@ func (s *site) docsRoutes(mux *http.ServeMux) {
 
 // notFound is the page of a path that is no page's, for browsers.
 func (s *site) notFound(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusNotFound, "error", page{Area: homeArea, Status: http.StatusNotFound})
+	a := homeArea
+	for _, in := range []area{portalArea, landlordArea} {
+		if r.URL.Path == in.Base || strings.HasPrefix(r.URL.Path, in.Base+"/") {
+			a = in
+		}
+	}
+	s.render(w, r, http.StatusNotFound, "error", page{Area: a, Status: http.StatusNotFound})
 }
 
 // wantsHTML reports whether the client asked for a page: browsers put

@@ -11,9 +11,11 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"rentapi/internal/api"
 	"rentapi/internal/identity"
@@ -93,6 +95,8 @@ type site struct {
 	guard  webhook.Guard
 	// docs is the documentation's content, read once.
 	docs *docs
+	// hashes bounds the password hashes computed at once (maxHashing).
+	hashes chan struct{}
 }
 
 // parseTemplates gives each page template its own copy of the layout and
@@ -235,6 +239,13 @@ func form(w http.ResponseWriter, r *http.Request) error {
 	if err := r.ParseForm(); err != nil {
 		return rental.Errorf(rental.KindInvalid, "invalid_form", "The form could not be read.")
 	}
+	for _, values := range r.Form {
+		for _, v := range values {
+			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+				return rental.Errorf(rental.KindInvalid, "invalid_form", "The form holds text that is not UTF-8, or a NUL character.")
+			}
+		}
+	}
 	return nil
 }
 
@@ -263,8 +274,8 @@ func (s *site) handleSignIn(a area) http.HandlerFunc {
 		password := r.PostForm.Get("password")
 		again := page{Area: a, Next: next, Email: email}
 		ip, now := clientIP(r), s.now()
-		if wait, err := s.throttle.Check(r.Context(), email, ip, now); errors.Is(err, identity.ErrThrottled) {
-			again.Error = "ลองเข้าสู่ระบบผิดหลายครั้งเกินไป ลองใหม่ในอีก " + minutes(wait) + " นาที · Too many failed sign-ins: try again in " + minutes(wait) + " minutes."
+		if wait, err := s.throttle.Begin(r.Context(), email, ip, now); errors.Is(err, identity.ErrThrottled) {
+			again.Error = throttled(wait)
 			s.render(w, r, http.StatusTooManyRequests, "signin", again)
 			return
 		} else if err != nil {
@@ -272,15 +283,23 @@ func (s *site) handleSignIn(a area) http.HandlerFunc {
 			return
 		}
 		p, hash, err := s.db.Read().PersonByEmail(r.Context(), a.Kind, email)
-		switch {
-		case rental.IsNotFound(err):
-			identity.CheckDecoy(password)
-		case err != nil:
+		if err != nil && !rental.IsNotFound(err) {
 			s.fail(w, r, a, err)
 			return
 		}
-		if p == nil || !identity.CheckPassword(hash, password) {
-			if err := s.throttle.Failed(r.Context(), email, ip, now); err != nil {
+		var right bool
+		if err := s.hashing(r.Context(), func() {
+			if p == nil {
+				identity.CheckDecoy(password)
+			} else {
+				right = identity.CheckPassword(hash, password)
+			}
+		}); err != nil {
+			s.fail(w, r, a, err)
+			return
+		}
+		if !right {
+			if err := s.throttle.Failed(r.Context(), ip, now); err != nil {
 				s.log.ErrorContext(r.Context(), "sign-in throttle", "error", err.Error())
 			}
 			again.Error = "อีเมลหรือรหัสผ่านไม่ถูกต้อง · The email or password is not right."
@@ -314,6 +333,34 @@ func (s *site) startSession(w http.ResponseWriter, r *http.Request, a area, pers
 	return nil
 }
 
+// throttled is what a throttled form says.
+func throttled(wait time.Duration) string {
+	return "ลองหลายครั้งเกินไป ลองใหม่ในอีก " + minutes(wait) + " นาที · Too many tries: try again in " + minutes(wait) + " minutes."
+}
+
+// maxHashing bounds the password hashes computed at once: each takes 19
+// MiB, so a burst of sign-ins must wait its turn, not exhaust memory.
+func maxHashing() int { return 2 * runtime.GOMAXPROCS(0) }
+
+// hashing runs fn, which hashes a password, once a place is free: waiting
+// up to 5 seconds, then 503.
+func (s *site) hashing(ctx context.Context, fn func()) error {
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case s.hashes <- struct{}{}:
+	case <-t.C:
+		e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is busy; try again in a moment.")
+		e.RetryAfter = 1
+		return e
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.hashes }()
+	fn()
+	return nil
+}
+
 // minutes writes a wait in whole minutes, at least one.
 func minutes(d time.Duration) string {
 	return strconv.Itoa(int(max(1, math.Ceil(d.Minutes()))))
@@ -343,9 +390,21 @@ func (s *site) handleSignUp(a area) http.HandlerFunc {
 		if err == nil {
 			err = rental.CheckPassword(password, email)
 		}
-		var p *rental.Person
 		if err == nil {
-			hash := identity.HashPassword(password)
+			if wait, terr := s.throttle.SignUp(r.Context(), clientIP(r), s.now()); errors.Is(terr, identity.ErrThrottled) {
+				again.Error = throttled(wait)
+				s.render(w, r, http.StatusTooManyRequests, "signup", again)
+				return
+			} else if terr != nil {
+				err = terr
+			}
+		}
+		var p *rental.Person
+		var hash string
+		if err == nil {
+			err = s.hashing(r.Context(), func() { hash = identity.HashPassword(password) })
+		}
+		if err == nil {
 			err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
 				p, err = tx.SignUp(r.Context(), a.Kind, email, name, hash)
 				return err
@@ -385,7 +444,7 @@ func (s *site) handleSignOut(a area) http.HandlerFunc {
 // the current one; every session of theirs ends, and they sign in again.
 func (s *site) handlePassword(a area) http.HandlerFunc {
 	return s.signedIn(a, func(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
-		if r.Method == http.MethodGet {
+		if r.Method != http.MethodPost { // GET and HEAD show the form; only a POST changes anything
 			s.render(w, r, http.StatusOK, "password", page{Area: a, Person: p})
 			return
 		}
@@ -394,12 +453,30 @@ func (s *site) handlePassword(a area) http.HandlerFunc {
 			return
 		}
 		again := page{Area: a, Person: p}
+		// The current password is guessed no faster here than at sign-in.
+		ip, now := clientIP(r), s.now()
+		if wait, err := s.throttle.Begin(r.Context(), p.Email, ip, now); errors.Is(err, identity.ErrThrottled) {
+			again.Error = throttled(wait)
+			s.render(w, r, http.StatusTooManyRequests, "password", again)
+			return
+		} else if err != nil {
+			s.fail(w, r, a, err)
+			return
+		}
 		hash, err := s.db.Read().PasswordHash(r.Context(), p.ID)
 		if err != nil {
 			s.fail(w, r, a, err)
 			return
 		}
-		if !identity.CheckPassword(hash, r.PostForm.Get("current")) {
+		var right bool
+		if err := s.hashing(r.Context(), func() { right = identity.CheckPassword(hash, r.PostForm.Get("current")) }); err != nil {
+			s.fail(w, r, a, err)
+			return
+		}
+		if !right {
+			if err := s.throttle.Failed(r.Context(), ip, now); err != nil {
+				s.log.ErrorContext(r.Context(), "sign-in throttle", "error", err.Error())
+			}
 			again.Error = "รหัสผ่านปัจจุบันไม่ถูกต้อง · The current password is not right."
 			s.render(w, r, http.StatusUnauthorized, "password", again)
 			return
@@ -410,7 +487,11 @@ func (s *site) handlePassword(a area) http.HandlerFunc {
 			s.render(w, r, http.StatusBadRequest, "password", again)
 			return
 		}
-		newHash := identity.HashPassword(password)
+		var newHash string
+		if err := s.hashing(r.Context(), func() { newHash = identity.HashPassword(password) }); err != nil {
+			s.fail(w, r, a, err)
+			return
+		}
 		if err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.SetPassword(r.Context(), p.ID, newHash) }); err != nil {
 			s.fail(w, r, a, err)
 			return

@@ -19,6 +19,8 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"rentapi/internal/api"
 	"rentapi/internal/bucket"
@@ -78,7 +80,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 	p := &pages{db: cfg.DB, log: log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML))}
 	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
 		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates(),
-		secret: cfg.Secret, guard: cfg.Guard}
+		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing())}
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
@@ -105,7 +107,8 @@ func New(cfg Config, next http.Handler) http.Handler {
 		browser.HandleFunc("GET "+a.Base+"/signup", s.handleSignUpPage(a))
 		browser.HandleFunc("POST "+a.Base+"/signup", s.handleSignUp(a))
 		browser.HandleFunc("POST "+a.Base+"/signout", s.handleSignOut(a))
-		browser.HandleFunc(a.Base+"/password", s.handlePassword(a))
+		browser.HandleFunc("GET "+a.Base+"/password", s.handlePassword(a))
+		browser.HandleFunc("POST "+a.Base+"/password", s.handlePassword(a))
 		browser.HandleFunc(a.Base+"/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, a, rental.NotFound("page", "")) })
 	}
 	s.docsRoutes(browser)
@@ -144,8 +147,14 @@ func New(cfg Config, next http.Handler) http.Handler {
 			nobodys.ServeHTTP(w, r) // a browser at a path that is nobody's gets a page
 		case !browserPath(r.URL.Path):
 			next.ServeHTTP(w, r) // an API client gets the envelope's route_not_found
-		case !cleanPath(r.URL.Path):
-			notFound.ServeHTTP(w, r) // a page has one address: no redirect to it
+		case !cleanPath(r.URL.Path) || !utf8.ValidString(r.URL.Path) || strings.ContainsFunc(r.URL.Path, unicode.IsControl):
+			// A page has one address: no redirect to it, and no odd bytes
+			// reach a query.
+			if strings.HasPrefix(r.URL.Path, "/pay/") {
+				notFound.ServeHTTP(w, r)
+			} else {
+				nobodys.ServeHTTP(w, r)
+			}
 		default:
 			pay.ServeHTTP(w, r)
 		}

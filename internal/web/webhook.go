@@ -486,7 +486,7 @@ func (s *site) handleResend() http.HandlerFunc {
 func (s *site) handleSandboxReset() http.HandlerFunc {
 	return s.developerApp(func(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string, app *rental.Application) {
 		hk := hooks{App: app, Mode: rental.ModeTest, Base: "/portal/apps/" + app.ID + "/webhooks/" + string(rental.ModeTest)}
-		if r.Method == http.MethodGet {
+		if r.Method != http.MethodPost { // GET and HEAD ask; only a POST resets
 			s.render(w, r, http.StatusOK, "sandbox_reset", page{Area: portalArea, Person: p, Data: hk})
 			return
 		}

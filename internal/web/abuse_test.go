@@ -1,0 +1,114 @@
+package web_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+	"rentapi/internal/store/storetest"
+)
+
+// Wrong passwords for one email sent all at once are no faster than sent
+// one by one: each try is counted before its password is checked, so at
+// most ten are judged in 15 minutes.
+func TestParallelGuessesAreThrottled(t *testing.T) {
+	hs, _ := site(t, false, nil)
+	newBrowser(t, hs.URL, nil).post("/app/signup", url.Values{"name": {"Somchai"}, "email": {"somchai@example.com"}, "password": {"long enough pw"}})
+	var mu sync.Mutex
+	judged := 0
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Go(func() {
+			p := newBrowser(t, hs.URL, nil).post("/app/signin", url.Values{"email": {"somchai@example.com"}, "password": {"guess " + string(rune('a'+i%26))}})
+			mu.Lock()
+			defer mu.Unlock()
+			switch p.status {
+			case http.StatusUnauthorized:
+				judged++
+			case http.StatusTooManyRequests:
+			default:
+				t.Errorf("a guess got %d", p.status)
+			}
+		})
+	}
+	wg.Wait()
+	if judged > 10 {
+		t.Fatalf("%d of 40 parallel guesses were judged; at most 10 may be", judged)
+	}
+}
+
+// Only a POST changes anything: a HEAD of the sandbox-reset page (which
+// cross-origin protection lets through as a safe method) resets nothing.
+func TestHeadChangesNothing(t *testing.T) {
+	e := storetest.SQLite(t)
+	p := newPortal(t, e)
+	b := p.developer("dev@example.com")
+	app := newApp(t, b, rental.AllScopes...)
+	key := newKey(t, b, app, keyForm("k", rental.ModeTest, rental.AllScopes...))
+	wantAPI(t, callAPI(t, p.base, key, "POST", "/v1/properties", "", `{"name":"Extra","electricity_rate":800,"water_rate":1800}`), http.StatusCreated, "")
+	count := func() int {
+		var n int
+		e.DB.WritePool().QueryRow(`SELECT COUNT(*) FROM properties p JOIN accounts a ON a.landlord_id = p.landlord_id WHERE a.application_id = $1`, app).Scan(&n)
+		return n
+	}
+	before := count()
+	for _, path := range []string{"/portal/apps/" + app + "/sandbox/reset", "/portal/password"} {
+		if pg := b.do("HEAD", path, nil, "https://evil.example"); pg.status >= 300 {
+			t.Errorf("HEAD %s: %d %s", path, pg.status, pg.location)
+		}
+	}
+	if got := count(); got != before || before != 3 {
+		t.Fatalf("properties %d before, %d after a HEAD", before, got)
+	}
+}
+
+// Odd bytes (NUL, invalid UTF-8) in a path or a form field are a clear 4xx
+// page, never a 500, on either engine.
+func TestOddBytesArePages(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		env := newConnectEnv(t, e, rental.Scopes{rental.ScopeBillsRead})
+		b := env.landlord("Somchai", "somchai@example.com")
+		for _, path := range []string{"/connect/x%00", "/connect/x%FF", "/app/connections/x%00/disconnect", "/portal/apps/x%FF"} {
+			if pg := b.get(path); pg.status != http.StatusNotFound {
+				t.Errorf("GET %s: %d", path, pg.status)
+			}
+		}
+		anon := newBrowser(t, env.hs.URL, nil)
+		for _, f := range []url.Values{
+			{"email": {"a\x00@example.com"}, "password": {"long enough pw"}},
+			{"email": {"a@example.com"}, "password": {"bad \xff utf-8"}},
+		} {
+			if pg := anon.post("/app/signin", f); pg.status != http.StatusBadRequest {
+				t.Errorf("sign-in with %q: %d", f, pg.status)
+			}
+		}
+		if pg := anon.post("/app/signup", url.Values{"name": {"So\xffmchai"}, "email": {"b@example.com"}, "password": {"long enough pw"}}); pg.status != http.StatusBadRequest {
+			t.Errorf("sign-up with invalid UTF-8: %d", pg.status)
+		}
+	})
+}
+
+// A consent page shown before its application was disabled cannot link
+// anything once it is.
+func TestNoLinkToADisabledApplication(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		env := newConnectEnv(t, e, rental.Scopes{rental.ScopeBillsRead})
+		b := env.landlord("Somchai", "somchai@example.com")
+		_, token := b.consent(env.connectPath(clientCallback, "state-disabled-1"))
+		if err := e.DB.InTx(t.Context(), func(tx *store.Tx) error { return tx.SetApplicationDisabled(t.Context(), env.f.App.ID, true) }); err != nil {
+			t.Fatal(err)
+		}
+		p := b.answer(env.f.App.ID, token, "approve")
+		if p.status < 400 || strings.Contains(p.location, "account_id") {
+			t.Fatalf("approved for a disabled application: %d %s", p.status, p.location)
+		}
+		accts, _ := e.DB.Read().LiveAccounts(t.Context(), env.f.App.ID)
+		if len(accts) != 0 {
+			t.Fatalf("linked: %+v", accts)
+		}
+	})
+}
