@@ -42,6 +42,8 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		"file of payment providers whose signed confirmations are taken, one 'name=secret' per line (env RENTAPI_PAYMENT_PROVIDERS; default: none)")
 	metricsAddr := fs.String("metrics-addr", e.getenv("RENTAPI_METRICS_ADDR"),
 		"address of the operator's own listener serving /metrics in Prometheus's format, e.g. 127.0.0.1:9464; keep it off the public network (env RENTAPI_METRICS_ADDR; default: no metrics)")
+	proxiesFlag := fs.String("trusted-proxies", e.getenv("RENTAPI_TRUSTED_PROXIES"),
+		"comma-separated addresses or ranges of the reverse proxies in front of the service (a TLS terminator, a load balancer), e.g. 10.0.0.0/8: their X-Forwarded-For tells the client's address for limits and logs (env RENTAPI_TRUSTED_PROXIES; default: none, the peer's address counts)")
 	profiling, err := newOnOff(fs, "pprof", e.getenv("RENTAPI_PPROF"), false,
 		"on or off: serve Go's profiler at /debug/pprof/ on the --metrics-addr listener (never on the public one), e.g. go tool pprof http://127.0.0.1:9464/debug/pprof/profile?seconds=30 (env RENTAPI_PPROF)")
 	if err != nil {
@@ -53,6 +55,10 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	level, err := parseLevel(*logLevel)
+	if err != nil {
+		return err
+	}
+	proxies, err := api.ParseProxies(*proxiesFlag)
 	if err != nil {
 		return err
 	}
@@ -109,7 +115,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(*rateLimits), Buckets: buckets, Guard: guard,
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(*rateLimits), Buckets: buckets, Guard: guard, TrustedProxies: proxies,
 		PublicURL: *publicURL, Providers: providers, Metrics: metrics})
 	if err != nil {
 		return err
@@ -160,7 +166,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
 
 	hs := &http.Server{
-		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec, Guard: guard}, srv),
+		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec, Guard: guard, TrustedProxies: proxies}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -37,7 +37,7 @@ var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
 // without the header acts on no account, and the scopes are the key's and
 // the application's: a landlord grants nothing there.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel bool) (*caller, error) {
-	ip := ClientIP(r)
+	ip := s.proxies.ClientIP(r)
 	now := s.now()
 	if wait, blocked := s.limits.blocked(r.Context(), ip, now); blocked {
 		e := rental.Errorf(rental.KindRateLimited, "too_many_failed_attempts", "Too many requests with invalid API keys from this address.")

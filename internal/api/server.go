@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"path"
 	"strings"
 	"time"
@@ -52,6 +53,9 @@ type Config struct {
 	Buckets     bucket.Store
 	RedisURL    string
 	RedisPrefix string
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed about the client's address.
+	TrustedProxies Proxies
 	// Guard checks webhook URLs when they are registered; the job client's
 	// sender checks them again on every connection.
 	Guard webhook.Guard
@@ -69,6 +73,7 @@ type Config struct {
 // Server serves the API. It holds no request state between requests other
 // than the in-memory rate limiters.
 type Server struct {
+	proxies  Proxies
 	db       *store.DB
 	secret   *secret.Secret
 	log      *slog.Logger
@@ -92,7 +97,7 @@ type Server struct {
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
 	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), guard: cfg.Guard,
-		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics}
+		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics, proxies: cfg.TrustedProxies}
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}
@@ -166,7 +171,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		elapsed := time.Since(start)
 		s.metrics.Request(route, status, info.mode, elapsed)
 		attrs := []any{"request_id", info.id, "method", LogMethod(r.Method), "route", route, "path", logPath(r.URL.Path),
-			"status", status, "duration_ms", elapsed.Milliseconds(), "remote", ClientIP(r),
+			"status", status, "duration_ms", elapsed.Milliseconds(), "remote", s.proxies.ClientIP(r),
 			"application_id", info.applicationID, "account_id", info.accountID, "mode", info.mode}
 		if status >= 400 {
 			attrs = append(attrs, "code", info.code)
@@ -322,12 +327,69 @@ func logPath(p string) string {
 	return strings.Join(segs, "/")
 }
 
-// ClientIP is the peer address; the service does not trust forwarding
-// headers it cannot verify.
-func ClientIP(r *http.Request) string {
+// Proxies are the reverse proxies in front of the service (a TLS
+// terminator, a load balancer), by address range: only a request that
+// comes from one of them is believed about who sent it (X-Forwarded-For).
+// Without them, every client behind one proxy would share one address, and
+// its limits (failed keys, sign-ins) would be everyone's.
+type Proxies []netip.Prefix
+
+// ParseProxies reads a comma-separated list of addresses and ranges
+// ("10.0.0.0/8, 192.0.2.7").
+func ParseProxies(s string) (Proxies, error) {
+	var out Proxies
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		if !strings.Contains(f, "/") {
+			a, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("trusted proxy %q: %w", f, err)
+			}
+			f = netip.PrefixFrom(a, a.BitLen()).String()
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: %w", f, err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+func (p Proxies) trusted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, pr := range p {
+		if pr.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientIP is the address a request comes from: the peer, unless the peer
+// is a trusted proxy; then the nearest address in X-Forwarded-For that is
+// not one (the proxies append, so what is left of it could be forged).
+func (p Proxies) ClientIP(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || len(p) == 0 || !p.trusted(peer) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return host // a hop that is no address: believe no further
+		}
+		if !p.trusted(a) {
+			return a.Unmap().String()
+		}
+		host = a.Unmap().String()
 	}
 	return host
 }

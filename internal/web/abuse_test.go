@@ -1,15 +1,19 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
 	"testing"
 
+	"rentapi/internal/api"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
+	"rentapi/internal/web"
 )
 
 // Wrong passwords for one email sent all at once are no faster than sent
@@ -111,4 +115,44 @@ func TestNoLinkToADisabledApplication(t *testing.T) {
 			t.Fatalf("linked: %+v", accts)
 		}
 	})
+}
+
+// Behind a trusted proxy, each client is throttled by its own address (from
+// X-Forwarded-For), not by the proxy's: ten failures of one client do not
+// lock out another.
+func TestThrottleBehindAProxy(t *testing.T) {
+	e := storetest.SQLite(t)
+	hs := httptest.NewUnstartedServer(nil)
+	t.Cleanup(hs.Close)
+	base := "http://" + hs.Listener.Addr().String()
+	proxies, _ := api.ParseProxies("127.0.0.1")
+	srv, err := api.NewServer(api.Config{DB: e.DB, Secret: storetest.Secret(t), PublicURL: base, TrustedProxies: proxies})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = web.New(web.Config{DB: e.DB, PublicURL: base, TrustedProxies: proxies}, srv)
+	hs.Start()
+	newBrowser(t, base, nil).post("/app/signup", url.Values{"name": {"Somchai"}, "email": {"somchai@example.com"}, "password": {"long enough pw"}})
+	from := func(ip string, f url.Values) page {
+		r, _ := http.NewRequest("POST", base+"/app/signin", strings.NewReader(f.Encode()))
+		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		r.Header.Set("Origin", base)
+		r.Header.Set("X-Forwarded-For", ip)
+		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := c.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return page{status: resp.StatusCode}
+	}
+	for i := range 12 {
+		from("198.51.100.1", url.Values{"email": {fmt.Sprintf("guess%d@example.com", i)}, "password": {"wrong password"}})
+	}
+	if p := from("198.51.100.1", url.Values{"email": {"somchai@example.com"}, "password": {"long enough pw"}}); p.status != http.StatusTooManyRequests {
+		t.Fatalf("the guessing client: %d", p.status)
+	}
+	if p := from("198.51.100.2", url.Values{"email": {"somchai@example.com"}, "password": {"long enough pw"}}); p.status != http.StatusSeeOther {
+		t.Fatalf("another client behind the same proxy: %d", p.status)
+	}
 }

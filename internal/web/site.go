@@ -97,6 +97,8 @@ type site struct {
 	docs *docs
 	// hashes bounds the password hashes computed at once (maxHashing).
 	hashes chan struct{}
+	// proxies tell the client's address for the sign-in throttle.
+	proxies api.Proxies
 }
 
 // parseTemplates gives each page template its own copy of the layout and
@@ -273,7 +275,7 @@ func (s *site) handleSignIn(a area) http.HandlerFunc {
 		email := strings.ToLower(strings.TrimSpace(r.PostForm.Get("email")))
 		password := r.PostForm.Get("password")
 		again := page{Area: a, Next: next, Email: email}
-		ip, now := clientIP(r), s.now()
+		ip, now := s.proxies.ClientIP(r), s.now()
 		if wait, err := s.throttle.Begin(r.Context(), email, ip, now); errors.Is(err, identity.ErrThrottled) {
 			again.Error = throttled(wait)
 			s.render(w, r, http.StatusTooManyRequests, "signin", again)
@@ -391,7 +393,7 @@ func (s *site) handleSignUp(a area) http.HandlerFunc {
 			err = rental.CheckPassword(password, email)
 		}
 		if err == nil {
-			if wait, terr := s.throttle.SignUp(r.Context(), clientIP(r), s.now()); errors.Is(terr, identity.ErrThrottled) {
+			if wait, terr := s.throttle.SignUp(r.Context(), s.proxies.ClientIP(r), s.now()); errors.Is(terr, identity.ErrThrottled) {
 				again.Error = throttled(wait)
 				s.render(w, r, http.StatusTooManyRequests, "signup", again)
 				return
@@ -454,7 +456,7 @@ func (s *site) handlePassword(a area) http.HandlerFunc {
 		}
 		again := page{Area: a, Person: p}
 		// The current password is guessed no faster here than at sign-in.
-		ip, now := clientIP(r), s.now()
+		ip, now := s.proxies.ClientIP(r), s.now()
 		if wait, err := s.throttle.Begin(r.Context(), p.Email, ip, now); errors.Is(err, identity.ErrThrottled) {
 			again.Error = throttled(wait)
 			s.render(w, r, http.StatusTooManyRequests, "password", again)

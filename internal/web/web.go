@@ -57,13 +57,17 @@ type Config struct {
 	// Guard judges the webhook URLs developers register in the portal, as
 	// the API's guard does.
 	Guard webhook.Guard
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
+	// believed about the client's address, as the API's are.
+	TrustedProxies api.Proxies
 }
 
 // pages serves the payment pages.
 type pages struct {
-	db   *store.DB
-	log  *slog.Logger
-	page *template.Template
+	db      *store.DB
+	log     *slog.Logger
+	page    *template.Template
+	proxies api.Proxies
 }
 
 // New returns the handler of the whole service: the pages for browsers
@@ -77,10 +81,10 @@ func New(cfg Config, next http.Handler) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &pages{db: cfg.DB, log: log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML))}
+	p := &pages{db: cfg.DB, log: log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML)), proxies: cfg.TrustedProxies}
 	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
 		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates(),
-		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing())}
+		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing()), proxies: cfg.TrustedProxies}
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
@@ -207,7 +211,7 @@ func (p *pages) logged(mux *http.ServeMux, h http.Handler) http.Handler {
 				status = http.StatusOK
 			}
 			p.log.InfoContext(r.Context(), "request", "request_id", id, "method", api.LogMethod(r.Method), "route", route,
-				"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", clientIP(r))
+				"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", p.proxies.ClientIP(r))
 		}()
 		h.ServeHTTP(sw, r)
 	})
@@ -240,9 +244,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	}
 	return w.ResponseWriter.Write(b)
 }
-
-// clientIP is the peer address, as the API takes it.
-func clientIP(r *http.Request) string { return api.ClientIP(r) }
 
 // protect adds the browser protections every page and asset gets.
 func protect(h http.Handler) http.Handler {
