@@ -64,6 +64,9 @@ type Config struct {
 	// Metrics counts requests and refusals for the operator; nil counts
 	// nothing.
 	Metrics *metric.Set
+	// ChatLive tells that a LINE channel is configured; without one, live
+	// sends are 503 chat_unavailable (test mode never calls LINE).
+	ChatLive bool
 }
 
 // Server serves the API. It holds no request state between requests other
@@ -87,12 +90,15 @@ type Server struct {
 	// known are the patterns on the mux: the only route labels there are.
 	known   map[string]bool
 	metrics *metric.Set
+	// chatLive is Config.ChatLive.
+	chatLive bool
 }
 
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
 	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), guard: cfg.Guard,
-		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics}
+		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics,
+		chatLive: cfg.ChatLive}
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}
