@@ -290,3 +290,127 @@ func (h *harness) settleChat() {
 	h.t.Helper()
 	h.settleKind(store.SendArgs{}.Kind())
 }
+
+func TestSendingLimit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		h := chatHarness(t, e, line)
+		p := newPayee(t, h, rental.LandlordStandard)
+		other := newPayee(t, h, rental.LandlordStandard)
+		tenant, otherTenant := billTenant(t, h, p), billTenant(t, h, other)
+		registerTenant(t, h, tenant)
+		registerTenant(t, h, otherTenant)
+		send := func(key, tenant, idem string) *result {
+			return h.do(req{key: key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": tenant, "text": "hello"},
+				headers: []string{"Idempotency-Key: " + idem}})
+		}
+		for i := range 60 {
+			want(t, send(p.key, tenant, "k"+strconv.Itoa(i)), http.StatusAccepted)
+		}
+		// A replay is not counted, and answers as the first time.
+		res := send(p.key, tenant, "k0")
+		want(t, res, http.StatusAccepted)
+		if res.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %v", res.header)
+		}
+		res = send(p.key, tenant, "k60")
+		want(t, res, http.StatusTooManyRequests, "sending_limit")
+		if res.header.Get("Retry-After") == "" {
+			t.Fatal("no Retry-After")
+		}
+		want(t, send(other.key, otherTenant, "o1"), http.StatusAccepted)
+		e.Clock.Advance(time.Minute)
+		want(t, send(p.key, tenant, "k61"), http.StatusAccepted)
+	})
+}
+
+func TestMessageIdempotentUnderConcurrency(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		h := chatHarness(t, e, line)
+		p := newPayee(t, h, rental.LandlordStandard)
+		tenant := billTenant(t, h, p)
+		registerTenant(t, h, tenant)
+		var wg sync.WaitGroup
+		ids := make(chan string, 20)
+		for range 20 {
+			wg.Go(func() {
+				for {
+					res, err := h.send(req{key: p.key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": tenant, "text": "once"},
+						headers: []string{"Idempotency-Key: same"}})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if res.code() == "idempotency_in_progress" {
+						time.Sleep(20 * time.Millisecond)
+						continue
+					}
+					if res.status != http.StatusAccepted {
+						t.Errorf("%d %s", res.status, res.body)
+						return
+					}
+					ids <- res.data()["id"].(string)
+					return
+				}
+			})
+		}
+		wg.Wait()
+		close(ids)
+		seen := map[string]bool{}
+		for id := range ids {
+			seen[id] = true
+		}
+		if len(seen) != 1 {
+			t.Fatalf("%d notifications", len(seen))
+		}
+		h.settleChat()
+		if pushes, accepted := line.pushes(); pushes != 1 || len(accepted) != 1 {
+			t.Fatalf("%d pushes, %d accepted", pushes, len(accepted))
+		}
+	})
+}
+
+func TestNotificationSandbox(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := chatHarness(t, e, newFakeLINE(t))
+		f := h.fixture(rental.PlanPro)
+		key := h.testKey(f)
+		res := h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued&limit=1"})
+		want(t, res, http.StatusOK)
+		bill := res.json()["data"].([]any)[0].(map[string]any)["id"].(string)
+		res = notify(h, key, "payment_reminder", bill)
+		want(t, res, http.StatusAccepted)
+		if d := waitNotification(t, h, key, res.data()["id"].(string)); d["status"] != "sent" {
+			t.Fatalf("sandbox notice %v", d)
+		}
+		res = h.do(req{key: key, method: "GET", path: "/v1/tenants"})
+		var unreachable string
+		for _, it := range res.json()["data"].([]any) {
+			if tn := it.(map[string]any); tn["name"] == store.UnreachableSandboxTenant {
+				unreachable = tn["id"].(string)
+			}
+		}
+		res = h.do(req{key: key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": unreachable, "text": "hi"},
+			headers: []string{"Idempotency-Key: u"}})
+		want(t, res, http.StatusAccepted)
+		id := res.data()["id"].(string)
+		for range 6 {
+			h.settleChat()
+			e.Clock.Advance(31 * time.Minute)
+		}
+		h.settleChat()
+		if d := h.do(req{key: key, method: "GET", path: "/v1/notifications/" + id}).data(); d["status"] != "failed" || d["attempts"].(float64) != 5 {
+			t.Fatalf("unreachable sandbox tenant: %v", d)
+		}
+	})
+}
+
+func TestChatUnavailable(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		p := newPayee(t, h, rental.LandlordStandard)
+		registerTenant(t, h, billTenant(t, h, p))
+		want(t, notify(h, p.key, "new_bill", p.bill), http.StatusServiceUnavailable, "chat_unavailable")
+	})
+}
