@@ -142,10 +142,12 @@ func notify(h *harness, key, typ, bill string) *result {
 		headers: []string{"Idempotency-Key: " + rental.NewID("idem")}})
 }
 
-// waitNotification polls a notification until it leaves queued.
+// waitNotification waits for the send jobs that can run now and reads the
+// notification, until it leaves queued.
 func waitNotification(t *testing.T, h *harness, key, id string) map[string]any {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	for range 100 {
+		h.settleChat()
 		res := h.do(req{key: key, method: "GET", path: "/v1/notifications/" + id})
 		want(t, res, http.StatusOK)
 		if d := res.data(); d["status"] != rental.NotificationQueued {
@@ -376,20 +378,25 @@ func TestNotificationSandbox(t *testing.T) {
 		h := chatHarness(t, e, newFakeLINE(t))
 		f := h.fixture(rental.PlanPro)
 		key := h.testKey(f)
-		res := h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued&limit=1"})
-		want(t, res, http.StatusOK)
-		bill := res.json()["data"].([]any)[0].(map[string]any)["id"].(string)
-		res = notify(h, key, "payment_reminder", bill)
-		want(t, res, http.StatusAccepted)
-		if d := waitNotification(t, h, key, res.data()["id"].(string)); d["status"] != "sent" {
-			t.Fatalf("sandbox notice %v", d)
-		}
-		res = h.do(req{key: key, method: "GET", path: "/v1/tenants"})
+		res := h.do(req{key: key, method: "GET", path: "/v1/tenants"})
 		var unreachable string
 		for _, it := range res.json()["data"].([]any) {
 			if tn := it.(map[string]any); tn["name"] == store.UnreachableSandboxTenant {
 				unreachable = tn["id"].(string)
 			}
+		}
+		res = h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued"})
+		want(t, res, http.StatusOK)
+		var bill string
+		for _, it := range res.json()["data"].([]any) {
+			if b := it.(map[string]any); b["tenant_id"] != unreachable {
+				bill = b["id"].(string)
+			}
+		}
+		res = notify(h, key, "payment_reminder", bill)
+		want(t, res, http.StatusAccepted)
+		if d := waitNotification(t, h, key, res.data()["id"].(string)); d["status"] != "sent" {
+			t.Fatalf("sandbox notice %v", d)
 		}
 		res = h.do(req{key: key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": unreachable, "text": "hi"},
 			headers: []string{"Idempotency-Key: u"}})
