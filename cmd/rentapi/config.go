@@ -156,3 +156,19 @@ func loadProviders(path string) (map[string]string, error) {
 }
 
 var providerName = regexp.MustCompile(`^[a-z0-9_-]{1,40}$`)
+
+// secretValue is a LINE credential: the environment variable env itself, or
+// the content of file (trimmed), or empty when neither is given.
+func (e environment) secretValue(env, file string) (string, error) {
+	if v := e.getenv(env); v != "" {
+		return strings.TrimSpace(v), nil
+	}
+	if file == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", file, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}

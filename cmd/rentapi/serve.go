@@ -13,6 +13,7 @@ import (
 
 	"rentapi/internal/api"
 	"rentapi/internal/bucket"
+	"rentapi/internal/chat"
 	"rentapi/internal/jobs"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
@@ -49,6 +50,14 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	lineSecretFile := fs.String("line-channel-secret-file", e.getenv("RENTAPI_LINE_CHANNEL_SECRET_FILE"),
+		"file holding the LINE channel secret, which signs LINE's webhooks (env RENTAPI_LINE_CHANNEL_SECRET_FILE; RENTAPI_LINE_CHANNEL_SECRET gives the secret itself)")
+	lineTokenFile := fs.String("line-channel-token-file", e.getenv("RENTAPI_LINE_CHANNEL_TOKEN_FILE"),
+		"file holding the LINE channel access token, for pushes and replies (env RENTAPI_LINE_CHANNEL_TOKEN_FILE; RENTAPI_LINE_CHANNEL_TOKEN gives the token itself; without one, live chat sends are refused with 503 chat_unavailable)")
+	lineAPI := fs.String("line-api-url", e.or("RENTAPI_LINE_API_URL", chat.DefaultAPIURL),
+		"base URL of the LINE Messaging API; tests point it at a local server (env RENTAPI_LINE_API_URL)")
+	lineFriend := fs.String("line-add-friend-url", e.getenv("RENTAPI_LINE_ADD_FRIEND_URL"),
+		"the add-friend link of the service's LINE Official Account, shown to tenants as chat_registration_url, e.g. https://line.me/R/ti/p/@rentapi (env RENTAPI_LINE_ADD_FRIEND_URL)")
 	logLevel := fs.String("log-level", e.or("RENTAPI_LOG_LEVEL", "info"),
 		"debug, info, warn or error: the least severe log lines written; River's own are written from warn up unless debug (env RENTAPI_LOG_LEVEL)")
 	if err := e.parse(fs, args, "run the service: the API, the payment pages and the background jobs"); err != nil {
@@ -68,6 +77,20 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	providers, err := loadProviders(*providersFile)
 	if err != nil {
 		return err
+	}
+	lineSecret, err := e.secretValue("RENTAPI_LINE_CHANNEL_SECRET", *lineSecretFile)
+	if err != nil {
+		return err
+	}
+	lineToken, err := e.secretValue("RENTAPI_LINE_CHANNEL_TOKEN", *lineTokenFile)
+	if err != nil {
+		return err
+	}
+	var line *chat.Client
+	if lineToken != "" {
+		if line, err = chat.NewClient(lineToken, *lineAPI); err != nil {
+			return err
+		}
 	}
 	// Bind before anything is written: a new database's demo application
 	// must not be made while its key has nowhere to be used (the key is
@@ -94,6 +117,9 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if !bool(*rateLimits) {
 		log.Warn("per-second rate limits are off: use this only to measure capacity")
 	}
+	if line == nil || lineSecret == "" {
+		log.Warn("no LINE channel is configured (--line-channel-token-file and --line-channel-secret-file): live chat sends answer 503 chat_unavailable and tenants cannot register; test mode works without one")
+	}
 	guard := webhook.Guard{AllowLoopback: *allowLoopback}
 	if guard.AllowLoopback {
 		log.Warn("webhook endpoints on loopback addresses and over plain http are allowed: use this only for local development and tests")
@@ -115,13 +141,14 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(*rateLimits), Buckets: buckets, Guard: guard, TrustedProxies: proxies,
-		PublicURL: *publicURL, Providers: providers, Metrics: metrics})
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(*rateLimits), Buckets: buckets, Guard: guard,
+		TrustedProxies: proxies, PublicURL: *publicURL, Providers: providers, Metrics: metrics, ChatLive: line != nil,
+		LINE: line, LineChannelSecret: lineSecret, LineAddFriendURL: *lineFriend})
 	if err != nil {
 		return err
 	}
 	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: *rescueAfter,
-		RiverLog: riverLog, Metrics: metrics})
+		RiverLog: riverLog, Metrics: metrics, LINE: line})
 	if err != nil {
 		return err
 	}

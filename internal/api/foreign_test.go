@@ -45,7 +45,7 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 // it is added, and one with a kind of ID this test cannot make fails it.
 func TestForeignIDsOnEveryRoute(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
-		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true })
+		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true; c.ChatLive = true })
 		// Application A: its sandbox, and two landlords in live mode.
 		p := newPayee(t, h, rental.LandlordStandard)
 		open(t, p.link(t, h)) // the tenant opens the page: a pending payment
@@ -195,15 +195,20 @@ func accountIDs(t *testing.T, h *harness, key string) map[string]owned {
 	}
 	room := first("/v1/rooms")
 	want(t, h.do(req{key: key, method: "PATCH", path: "/v1/rooms/" + room.id, body: map[string]any{"monthly_rent": 123400}}), http.StatusOK)
+	tenant := first("/v1/tenants")
+	registerTenant(t, h, tenant.id)
+	want(t, h.do(req{key: key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": tenant.id, "text": "hello"},
+		headers: []string{"Idempotency-Key: " + rental.NewID("idem")}}), http.StatusAccepted)
 	return map[string]owned{
-		"property_id": first("/v1/properties"),
-		"room_id":     room,
-		"tenant_id":   first("/v1/tenants"),
-		"meter_id":    first("/v1/meters"),
-		"reading_id":  first("/v1/meter-readings"),
-		"bill_id":     first("/v1/bills"),
-		"payment_id":  first("/v1/payments"),
-		"event_id":    first("/v1/events"),
+		"notification_id": first("/v1/notifications"),
+		"property_id":     first("/v1/properties"),
+		"room_id":         room,
+		"tenant_id":       first("/v1/tenants"),
+		"meter_id":        first("/v1/meters"),
+		"reading_id":      first("/v1/meter-readings"),
+		"bill_id":         first("/v1/bills"),
+		"payment_id":      first("/v1/payments"),
+		"event_id":        first("/v1/events"),
 	}
 }
 

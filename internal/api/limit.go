@@ -71,3 +71,29 @@ func (l *limits) failed(ctx context.Context, ip string, now time.Time) {
 		l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
 	}
 }
+
+// sendingLimit is the chat sends a landlord account may make: 60 a minute,
+// both send endpoints together, in the shared bucket store so that every
+// process counts against one budget.
+var sendingLimit = bucket.Limit{Rate: 60, Per: time.Minute, Burst: 60}
+
+// sending takes one chat send from the account's budget, or is 429
+// sending_limit with the seconds until the next one is free. Like the other
+// limits it lets sends through when the bucket store fails, and it is off
+// with the per-second limits (capacity benchmarks).
+func (l *limits) sending(ctx context.Context, acct *rental.Account, now time.Time) error {
+	if l.off {
+		return nil
+	}
+	st, err := l.store.Take(ctx, "send:"+acct.LandlordID, sendingLimit, 1, now)
+	if err != nil {
+		l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
+		return nil
+	}
+	if st.Allowed {
+		return nil
+	}
+	e := rental.Errorf(rental.KindRateLimited, "sending_limit", "Over the limit of %d chat sends a minute for this account.", sendingLimit.Rate)
+	e.RetryAfter = max(1, int(math.Ceil(st.RetryAfter.Seconds())))
+	return e
+}

@@ -57,6 +57,11 @@ func (s *Server) routes() {
 	s.handle("GET /v1/payments", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "status", "created_after", "created_before"), s.listPayments))
 	s.handle("GET /v1/payments/{payment_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getPayment))
 
+	s.handle("POST /v1/notifications", s.endpoint(rental.ScopeNotificationsWrite, nil, s.createNotification))
+	s.handle("GET /v1/notifications", s.endpoint(rental.ScopeNotificationsRead, listQuery("tenant_id", "bill_id", "status"), s.listNotifications))
+	s.handle("GET /v1/notifications/{notification_id}", s.endpoint(rental.ScopeNotificationsRead, nil, s.getNotification))
+	s.handle("POST /v1/messages", s.endpoint(rental.ScopeNotificationsWrite, nil, s.createMessage))
+
 	// Events need no particular scope: each reader sees the types it can read.
 	s.handle("GET /v1/events", s.endpoint("", listQuery("type", "created_after"), s.listEvents))
 	s.handle("GET /v1/events/{event_id}", s.endpoint("", nil, s.getEvent))

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"rentapi/internal/bucket"
+	"rentapi/internal/chat"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
@@ -68,6 +69,17 @@ type Config struct {
 	// Metrics counts requests and refusals for the operator; nil counts
 	// nothing.
 	Metrics *metric.Set
+	// ChatLive tells that a LINE channel is configured; without one, live
+	// sends are 503 chat_unavailable (test mode never calls LINE).
+	ChatLive bool
+	// LINE replies to tenants registering through the service's LINE
+	// webhook, whose signatures LineChannelSecret checks; without the
+	// secret the webhook refuses everything.
+	LINE              *chat.Client
+	LineChannelSecret string
+	// LineAddFriendURL is the Official Account's add-friend link, given to
+	// tenants as chat_registration_url.
+	LineAddFriendURL string
 }
 
 // Server serves the API. It holds no request state between requests other
@@ -92,12 +104,17 @@ type Server struct {
 	// known are the patterns on the mux: the only route labels there are.
 	known   map[string]bool
 	metrics *metric.Set
+	// chatLive is Config.ChatLive; the rest is the LINE webhook's.
+	chatLive   bool
+	line       *chat.Client
+	lineSecret string
 }
 
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
 	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), guard: cfg.Guard,
-		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics, proxies: cfg.TrustedProxies}
+		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics,
+		chatLive: cfg.ChatLive, line: cfg.LINE, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}

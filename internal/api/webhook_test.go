@@ -194,7 +194,13 @@ func webhookHarness(t *testing.T, e storetest.Engine) *harness {
 // duplicate would be in it. It returns the jobs parked for a later retry.
 func (h *harness) settleDeliveries() []*rivertype.JobRow {
 	h.t.Helper()
-	params := river.NewJobListParams().Kinds(store.DeliveryArgs{}.Kind()).First(10000).States(rivertype.JobStateAvailable,
+	return h.settleKind(store.DeliveryArgs{}.Kind())
+}
+
+// settleKind is settleDeliveries for the jobs of any kind.
+func (h *harness) settleKind(kind string) []*rivertype.JobRow {
+	h.t.Helper()
+	params := river.NewJobListParams().Kinds(kind).First(10000).States(rivertype.JobStateAvailable,
 		rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateRetryable, rivertype.JobStateScheduled)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		res, err := h.jobs.JobList(h.t.Context(), params)
@@ -212,7 +218,7 @@ func (h *harness) settleDeliveries() []*rivertype.JobRow {
 			return parked
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("%d deliveries still to run", len(res.Jobs)-len(parked))
+			h.t.Fatalf("%d %s jobs still to run", len(res.Jobs)-len(parked), kind)
 		}
 	}
 }

@@ -1,5 +1,5 @@
 // Package jobs is the background work of the service, run by River on the
-// service's own database: webhook deliveries and the periodic sweeps
+// service's own database: webhook deliveries, LINE sends and the periodic sweeps
 // (overdue bills, expired payments, retention). A job is inserted in the same transaction as the change
 // that needs it, so a crash never loses one; several processes over one
 // PostgreSQL database share the work, and each job runs once.
@@ -16,6 +16,7 @@ import (
 
 	"github.com/riverqueue/river"
 
+	"rentapi/internal/chat"
 	"rentapi/internal/metric"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
@@ -135,6 +136,11 @@ type Options struct {
 	RiverLog *slog.Logger
 	// Metrics counts webhook attempts; nil counts nothing.
 	Metrics *metric.Set
+	// LINE pushes live notifications; nil when no channel is configured
+	// (live sends then wait in their retries, test mode needs none).
+	LINE *chat.Client
+	// ChatWorkers is the number of LINE pushes in flight at once; default 20.
+	ChatWorkers int
 }
 
 // Client runs the service's jobs. It is River's client over the store's
@@ -166,6 +172,9 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	if opts.DeliveryWorkers <= 0 {
 		opts.DeliveryWorkers = 50
 	}
+	if opts.ChatWorkers <= 0 {
+		opts.ChatWorkers = 20
+	}
 	if opts.Sender == nil {
 		opts.Sender = webhook.NewSender(webhook.Guard{}, nil)
 	}
@@ -186,11 +195,13 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	}})
 	river.AddWorker(workers, &sweepWorker[RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
 	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics})
+	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE})
 	cfg := &river.Config{
 		Logger: opts.RiverLog,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:  {MaxWorkers: opts.Workers},
 			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers},
+			store.ChatQueue:     {MaxWorkers: opts.ChatWorkers},
 		},
 		Workers:              workers,
 		FetchPollInterval:    250 * time.Millisecond,

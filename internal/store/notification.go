@@ -1,0 +1,295 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"github.com/riverqueue/river"
+
+	"rentapi/internal/rental"
+)
+
+// SendArgs is the job that sends one notification over LINE, one attempt a
+// run; River runs it again on the notification's retry schedule.
+type SendArgs struct {
+	NotificationID string `json:"notification_id"`
+}
+
+// Kind names the job in the queue.
+func (SendArgs) Kind() string { return "notification_send" }
+
+// ChatQueue is the queue chat sends run on, apart from webhook deliveries
+// and the sweeps, so a slow chat provider holds up neither.
+const ChatQueue = "chat"
+
+// InsertOpts puts sends on their queue with the notification's attempts.
+func (SendArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: ChatQueue, MaxAttempts: rental.MaxSendAttempts}
+}
+
+const notificationColumns = `id, type, tenant_id, bill_id, text, status, attempts, failure_reason, sent_at, created_at, updated_at`
+
+func scanNotification(sc interface{ Scan(...any) error }) (rental.Notification, error) {
+	n := rental.Notification{Object: "notification", Channel: rental.ChannelLINE}
+	var bill, text, reason sql.NullString
+	var sent sql.NullInt64
+	var created, updated int64
+	err := sc.Scan(&n.ID, &n.Type, &n.TenantID, &bill, &text, &n.Status, &n.Attempts, &reason, &sent, &created, &updated)
+	if bill.Valid {
+		n.BillID = &bill.String
+	}
+	if text.Valid {
+		n.Text = &text.String
+	}
+	if reason.Valid {
+		n.FailureReason = &reason.String
+	}
+	n.SentAt, n.CreatedAt, n.UpdatedAt = optTime(sent), rental.UnixMilli(created), rental.UnixMilli(updated)
+	return n, err
+}
+
+// GetNotification returns a notification of the account's landlord.
+func (q *Queries) GetNotification(ctx context.Context, acct *rental.Account, id string) (*rental.Notification, error) {
+	return one(ctx, q, "notification", id, `SELECT `+notificationColumns+` FROM notifications WHERE landlord_id = $1 AND id = $2`,
+		[]any{acct.LandlordID, id}, scanNotification)
+}
+
+// NotificationFilter narrows a notification list.
+type NotificationFilter struct {
+	TenantID string
+	BillID   string
+	Status   string
+}
+
+// ListNotifications returns a page of the account's notifications.
+func (q *Queries) ListNotifications(ctx context.Context, acct *rental.Account, f NotificationFilter, p Page) ([]rental.Notification, bool, error) {
+	w := scoped(`SELECT `+notificationColumns+` FROM notifications WHERE landlord_id = $1`, acct.LandlordID).
+		and("tenant_id = ?", f.TenantID).and("bill_id = ?", f.BillID).and("status = ?", f.Status)
+	return list(ctx, q, w.sql, w.args, p, scanNotification)
+}
+
+// NotifySpec is what to send: a bill notice (Type and BillID) or a message
+// (TenantID and Text).
+type NotifySpec struct {
+	Type     string
+	BillID   string
+	TenantID string
+	Text     string
+}
+
+// CheckNotify runs every check of a send without writing anything, so the
+// sending limit is only charged for a send that will be queued.
+func (tx *Tx) CheckNotify(ctx context.Context, acct *rental.Account, spec NotifySpec) error {
+	_, _, err := tx.notifyTarget(ctx, acct, spec)
+	return err
+}
+
+// notifyTarget loads and checks the tenant (and bill) a send is for.
+func (tx *Tx) notifyTarget(ctx context.Context, acct *rental.Account, spec NotifySpec) (*rental.Tenant, *rental.Bill, error) {
+	tenantID := spec.TenantID
+	var b *rental.Bill
+	if spec.Type != rental.NotifyMessage {
+		var err error
+		if b, err = tx.GetBill(ctx, acct, spec.BillID); err != nil {
+			return nil, nil, err
+		}
+		if _, err := rental.CheckNotification(spec.Type, b.Status); err != nil {
+			return nil, nil, err
+		}
+		if b.TenantID == nil {
+			return nil, nil, rental.Errorf(rental.KindConflict, "tenant_not_reachable", "Bill %s has no tenant.", b.ID)
+		}
+		tenantID = *b.TenantID
+	}
+	t, err := tx.GetTenant(ctx, acct, tenantID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := rental.CheckReachable(t); err != nil {
+		return nil, nil, err
+	}
+	return t, b, nil
+}
+
+// CreateNotification queues a notification and its send job in the
+// transaction. A new bill notice of a draft bill issues the bill first; a
+// bill notice of a landlord with QR payments carries the bill's active
+// payment link, made now under base when there is none.
+func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec NotifySpec, base string) (*rental.Notification, error) {
+	if err := tx.Claim(ctx, acct); err != nil {
+		return nil, err
+	}
+	if spec.BillID != "" {
+		if err := tx.lock(ctx, "bills", "bill", acct.LandlordID, spec.BillID); err != nil {
+			return nil, err
+		}
+	}
+	t, b, err := tx.notifyTarget(ctx, acct, spec)
+	if err != nil {
+		return nil, err
+	}
+	n := rental.Notification{ID: rental.NewID(rental.PrefixNotification), Object: "notification", Type: spec.Type, TenantID: t.ID,
+		Channel: rental.ChannelLINE, Status: rental.NotificationQueued, CreatedAt: rental.Time{Time: tx.Now}, UpdatedAt: rental.Time{Time: tx.Now}}
+	notice := rental.Notice{Type: spec.Type}
+	if b != nil {
+		if issue, _ := rental.CheckNotification(spec.Type, b.Status); issue {
+			if b, err = tx.IssueBill(ctx, acct, b.ID); err != nil {
+				return nil, err
+			}
+		}
+		n.BillID = &b.ID
+		if notice, err = tx.billNotice(ctx, acct, spec.Type, b, base); err != nil {
+			return nil, err
+		}
+	} else {
+		n.Text, notice.Text = &spec.Text, spec.Text
+	}
+	body, err := json.Marshal(notice)
+	if err != nil {
+		return nil, fmt.Errorf("store: notice: %w", err)
+	}
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO notifications (id, landlord_id, tenant_id, bill_id, type, text, notice, status, retry_key,
+			created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
+		n.ID, acct.LandlordID, n.TenantID, n.BillID, n.Type, n.Text, string(body), n.Status, retryKey(), ms(tx.Now))
+	if err != nil {
+		return nil, fmt.Errorf("store: create notification: %w", err)
+	}
+	if err := tx.enqueue(ctx, []river.InsertManyParams{{Args: SendArgs{NotificationID: n.ID}}}); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}
+
+// billNotice is the content of a bill notice: the bill's lines with its
+// property and room, and the payment link when the landlord takes QR
+// payments and the bill awaits one.
+func (tx *Tx) billNotice(ctx context.Context, acct *rental.Account, typ string, b *rental.Bill, base string) (rental.Notice, error) {
+	p, err := tx.GetProperty(ctx, acct, b.PropertyID)
+	if err != nil {
+		return rental.Notice{}, err
+	}
+	r, err := tx.GetRoom(ctx, acct, b.RoomID)
+	if err != nil {
+		return rental.Notice{}, err
+	}
+	payURL := ""
+	if typ != rental.NotifyPaymentReceipt {
+		payee, err := tx.payee(ctx, acct.LandlordID)
+		if err != nil {
+			return rental.Notice{}, err
+		}
+		if payee.CheckLink(b) == nil {
+			l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, base)
+			if err != nil {
+				return rental.Notice{}, err
+			}
+			payURL = l.URL
+		}
+	}
+	return rental.BillNotice(typ, b, p.Name, r.Number, payURL), nil
+}
+
+// retryKey is a random UUID (version 4), the form LINE wants in
+// X-Line-Retry-Key.
+func retryKey() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// SendWork is what a send job needs to know of its notification.
+type SendWork struct {
+	rental.Notification
+	LandlordID string
+	Sandbox    bool
+	Notice     rental.Notice
+	RetryKey   string
+	// LineUserID is the tenant's LINE user; Unreachable marks the sandbox's
+	// tenant LINE never reaches.
+	LineUserID  string
+	Unreachable bool
+}
+
+// SendWork loads a notification for its send job.
+func (q *Queries) SendWork(ctx context.Context, id string) (*SendWork, error) {
+	var w SendWork
+	var notice string
+	var user sql.NullString
+	row := q.c.QueryRowContext(ctx, `SELECT n.id, n.type, n.tenant_id, n.bill_id, n.text, n.status, n.attempts, n.failure_reason,
+			n.sent_at, n.created_at, n.updated_at, n.landlord_id, l.sandbox, n.notice, n.retry_key, t.line_user_id, t.chat_unreachable
+		FROM notifications n JOIN landlords l ON l.id = n.landlord_id JOIN tenants t ON t.id = n.tenant_id
+		WHERE n.id = $1`, id)
+	n, err := scanNotification(scanMore{row, []any{&w.LandlordID, &w.Sandbox, &notice, &w.RetryKey, &user, &w.Unreachable}})
+	if err == sql.ErrNoRows {
+		return nil, rental.NotFound("notification", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: send work: %w", err)
+	}
+	w.Notification, w.LineUserID = n, user.String
+	if err := json.Unmarshal([]byte(notice), &w.Notice); err != nil {
+		return nil, fmt.Errorf("store: notice of %s: %w", id, err)
+	}
+	return &w, nil
+}
+
+// scanMore scans a row's leading columns with one scan function and the
+// rest into more.
+type scanMore struct {
+	sc   interface{ Scan(...any) error }
+	more []any
+}
+
+func (s scanMore) Scan(dest ...any) error { return s.sc.Scan(append(dest, s.more...)...) }
+
+// SendResult is how one attempt of a send ended: Outcome, and for a
+// failure that ends the notification (refused, or the last attempt) Final
+// and the Reason.
+type SendResult struct {
+	Outcome rental.SendOutcome
+	Final   bool
+	Reason  string
+}
+
+// RecordSend records one attempt of a queued notification: sent (with
+// notification.sent), failed (with notification.failed) or still queued.
+// A notification no longer queued is left alone and moved is false, so a
+// late run after a crash records nothing twice.
+func (tx *Tx) RecordSend(ctx context.Context, w *SendWork, r SendResult) (moved bool, err error) {
+	acct, err := tx.landlordAccount(ctx, w.LandlordID)
+	if err != nil {
+		return false, err
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return false, err
+	}
+	status, sent, reason := rental.NotificationQueued, any(nil), any(nil)
+	switch {
+	case r.Outcome == rental.SendDone:
+		status, sent = rental.NotificationSent, ms(tx.Now)
+	case r.Outcome == rental.SendRefused || r.Final:
+		status, reason = rental.NotificationFailed, r.Reason
+	}
+	res, err := tx.c.ExecContext(ctx, `UPDATE notifications SET status = $2, attempts = attempts + 1, sent_at = $3, failure_reason = $4,
+			updated_at = $5 WHERE id = $1 AND status = 'queued'`, w.ID, status, sent, reason, ms(tx.Now))
+	if err != nil {
+		return false, fmt.Errorf("store: record send: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return false, err
+	}
+	if status == rental.NotificationQueued {
+		return true, nil
+	}
+	n, err := tx.GetNotification(ctx, acct, w.ID)
+	if err != nil {
+		return false, err
+	}
+	return true, tx.RecordEvent(ctx, acct, "notification."+status, n)
+}
