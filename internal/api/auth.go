@@ -97,20 +97,29 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 	return s.checkLive(cl)
 }
 
-// keyUseWait bounds how long writing down a key's use may hold up the
-// request it came with.
-const keyUseWait = 250 * time.Millisecond
+// keyUseWait bounds how long writing down a key's use may wait for the
+// database.
+const keyUseWait = 5 * time.Second
 
-// noteKeyUse writes down the key's use for the portal's "last used": at
-// most once a minute per key, and never at the request's expense. The wait
-// is short, a failure is only logged, and a client that hangs up does not
-// cut the write short.
+// noteKeyUse writes down the key's use for the portal's "last used", at
+// most once a minute per key, beside the request rather than in its way:
+// the write runs on its own (a few at a time; when that many are under way,
+// this one is left for the next request a minute on), a failure is only
+// logged, and a client that hangs up does not cut it short.
 func (s *Server) noteKeyUse(ctx context.Context, keyID string, now time.Time) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyUseWait)
-	defer cancel()
-	if err := s.db.NoteKeyUse(ctx, keyID, now); err != nil {
-		s.log.WarnContext(ctx, "key last use not written", "request_id", requestID(ctx), "key_id", keyID, "error", err.Error())
+	select {
+	case s.noting <- struct{}{}:
+	default:
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keyUseWait)
+	go func() {
+		defer func() { <-s.noting }()
+		defer cancel()
+		if err := s.db.NoteKeyUse(ctx, keyID, now); err != nil {
+			s.log.WarnContext(ctx, "key last use not written", "request_id", requestID(ctx), "key_id", keyID, "error", err.Error())
+		}
+	}()
 }
 
 // checkLive refuses live requests while an invoice of the developer is overdue.

@@ -46,12 +46,12 @@ func (g *gate) enter(ctx context.Context, developer string) (func(), error) {
 	defer timeout.Stop()
 	if !take(ctx, own.slots, timeout.C) {
 		g.leave(developer)
-		return nil, overloaded()
+		return nil, refusal(ctx)
 	}
 	if !take(ctx, g.all, timeout.C) {
 		<-own.slots
 		g.leave(developer)
-		return nil, overloaded()
+		return nil, refusal(ctx)
 	}
 	return func() {
 		<-g.all
@@ -60,8 +60,14 @@ func (g *gate) enter(ctx context.Context, developer string) (func(), error) {
 	}, nil
 }
 
-// take puts a token in c, unless the timeout or the request's end comes first.
+// take puts a token in c, at once when there is room, else unless the
+// timeout or the request's end comes first.
 func take(ctx context.Context, c chan struct{}, timeout <-chan time.Time) bool {
+	select {
+	case c <- struct{}{}:
+		return true
+	default:
+	}
 	select {
 	case c <- struct{}{}:
 		return true
@@ -91,6 +97,15 @@ func (g *gate) leave(developer string) {
 			delete(g.per, developer)
 		}
 	}
+}
+
+// refusal is why no place was taken: the client went away (a client
+// abort), or the wait ran out (503).
+func refusal(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return overloaded()
 }
 
 func overloaded() error {

@@ -86,6 +86,7 @@ type Config struct {
 // than the in-memory rate limiters.
 type Server struct {
 	proxies  Proxies
+	noting   chan struct{} // key-use writes under way (noteKeyUse)
 	db       *store.DB
 	secret   *secret.Secret
 	log      *slog.Logger
@@ -131,6 +132,7 @@ func NewServer(cfg Config) (*Server, error) {
 		cfg.OverloadWait = 10 * time.Second
 	}
 	s.gate = newGate(cfg.MaxInFlight, cfg.OverloadWait)
+	s.noting = make(chan struct{}, 4)
 	s.bodyWait = cmp.Or(cfg.BodyTimeout, 10*time.Second)
 	buckets := cfg.Buckets
 	if buckets == nil {

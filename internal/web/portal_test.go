@@ -229,7 +229,19 @@ func TestPortalApplication(t *testing.T) {
 			t.Fatalf("home:\n%s", home.body)
 		}
 
-		// Listed by prefix and last 4, with the last use; never the secret.
+		// Listed by prefix and last 4, with the last use (written beside the
+		// request, so looked for until it lands); never the secret.
+		lastUsed := func(want string) string {
+			t.Helper()
+			var li string
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+				if li = keySection(t, b.get("/portal/apps/"+app).body, key); strings.Contains(li, `last-used">`+want+`<`) {
+					break
+				}
+			}
+			return li
+		}
+		lastUsed("2026-11-22 10:00")
 		page := b.get("/portal/apps/" + app)
 		if page.status != http.StatusOK || strings.Contains(page.body, key) {
 			t.Fatalf("application page %d shows the secret?\n%s", page.status, page.body)
@@ -249,7 +261,7 @@ func TestPortalApplication(t *testing.T) {
 		}
 		e.Clock.Advance(2 * time.Minute)
 		callAPI(t, p.base, key, "GET", "/v1/account", "")
-		if li := keySection(t, b.get("/portal/apps/"+app).body, key); !strings.Contains(li, `last-used">2026-11-22 10:02<`) {
+		if li := lastUsed("2026-11-22 10:02"); !strings.Contains(li, `last-used">2026-11-22 10:02<`) {
 			t.Fatalf("a use 2 min later was not written:\n%s", li)
 		}
 
