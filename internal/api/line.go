@@ -129,8 +129,13 @@ func lineUser(src webhook.SourceInterface) string {
 
 // lineRegister registers a sandbox tenant with the chat channel as if the
 // tenant had sent the code, through the store operation the webhook uses
-// (test mode never calls LINE, so no LINE user is linked).
+// (test mode never calls LINE, so no LINE user is linked). The tenant is
+// looked up first: an ID of no tenant of the caller's account is 404 for
+// every key, so a live key learns nothing of other accounts' IDs here.
 func (s *Server) lineRegister(c *call) (int, any, error) {
+	if _, err := c.tx.GetTenant(c.ctx, c.acct(), c.r.PathValue("tenant_id")); err != nil {
+		return 0, nil, err
+	}
 	if err := testModeOnly(c); err != nil {
 		return 0, nil, err
 	}
