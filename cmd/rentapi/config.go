@@ -26,6 +26,9 @@ type dbFlags struct {
 	// on stderr at warning and above, unless serve says otherwise.
 	riverLog *slog.Logger
 	maxConns int
+	// addFriendURL is serve's LINE add-friend link, which tenant objects
+	// show; the operator tools leave it empty.
+	addFriendURL string
 	// badEnv is set when RENTAPI_DB_MAX_CONNS is not a number.
 	badEnv error
 }
@@ -52,7 +55,7 @@ func (f *dbFlags) open(ctx context.Context) (*store.DB, error) {
 	if f.maxConns < 1 {
 		return nil, fmt.Errorf("--db-max-conns %d: want at least 1", f.maxConns)
 	}
-	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns, Log: f.riverLog})
+	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns, Log: f.riverLog, AddFriendURL: f.addFriendURL})
 	if err != nil {
 		return nil, err
 	}

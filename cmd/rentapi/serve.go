@@ -124,6 +124,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if guard.AllowLoopback {
 		log.Warn("webhook endpoints on loopback addresses and over plain http are allowed: use this only for local development and tests")
 	}
+	dbf.addFriendURL = *lineFriend
 	sec, db, err := e.openData(ctx, dbf)
 	if err != nil {
 		return err
@@ -143,7 +144,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	}
 	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(*rateLimits), Buckets: buckets, Guard: guard,
 		TrustedProxies: proxies, PublicURL: *publicURL, Providers: providers, Metrics: metrics, ChatLive: line != nil,
-		LINE: line, LineChannelSecret: lineSecret, LineAddFriendURL: *lineFriend})
+		LINE: line, LineChannelSecret: lineSecret})
 	if err != nil {
 		return err
 	}

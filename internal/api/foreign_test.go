@@ -45,7 +45,7 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 // it is added, and one with a kind of ID this test cannot make fails it.
 func TestForeignIDsOnEveryRoute(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
-		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true; c.ChatLive = true })
+		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true; c.ChatLive = true; c.LineChannelSecret = lineSecret })
 		// Application A: its sandbox, and two landlords in live mode.
 		p := newPayee(t, h, rental.LandlordStandard)
 		open(t, p.link(t, h)) // the tenant opens the page: a pending payment

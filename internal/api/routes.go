@@ -80,10 +80,14 @@ func (s *Server) routes() {
 
 	s.handle("POST /v1/test-helpers/sandbox/reset", s.endpoint(rental.ScopePropertiesWrite, nil, s.resetSandbox))
 	s.handle("POST /v1/test-helpers/payments", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulatePayment))
+	s.handle("POST /v1/test-helpers/tenants/{tenant_id}/line-register", s.endpoint(rental.ScopeTenantsWrite, nil, s.lineRegister))
 
 	// The payment provider's confirmations: signed by the provider, not
 	// an API key, and no part of the developers' API (see the README).
 	s.handleUnlisted("POST /provider/v1/confirmations/{provider}", s.handleConfirmation())
+	// The service's LINE Official Account's events: signed by LINE with
+	// the channel secret, and no part of the developers' API either.
+	s.handleUnlisted("POST /line/v1/webhook", s.handleLineWebhook())
 }
 
 // handle registers a route and remembers its pattern for Routes.

@@ -77,9 +77,6 @@ type Config struct {
 	// secret the webhook refuses everything.
 	LINE              *chat.Client
 	LineChannelSecret string
-	// LineAddFriendURL is the Official Account's add-friend link, given to
-	// tenants as chat_registration_url.
-	LineAddFriendURL string
 }
 
 // Server serves the API. It holds no request state between requests other

@@ -105,3 +105,27 @@ func TestBaht(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckLineRegistration(t *testing.T) {
+	out := Time{Time: time.Unix(1, 0)}
+	for _, tc := range []struct {
+		name string
+		t    Tenant
+		done bool
+		code string
+	}{
+		{"new", Tenant{ID: "ten_1"}, false, ""},
+		{"registered", Tenant{ID: "ten_1", ChatRegistered: true}, true, ""},
+		{"moved out", Tenant{ID: "ten_1", MovedOutAt: &out}, false, "invalid_state"},
+		{"registered, moved out", Tenant{ID: "ten_1", ChatRegistered: true, MovedOutAt: &out}, false, "invalid_state"},
+	} {
+		done, err := CheckLineRegistration(&tc.t)
+		code := ""
+		if e, ok := AsError(err); ok {
+			code = e.Code
+		}
+		if done != tc.done || code != tc.code {
+			t.Errorf("%s: done %v, %q; want %v, %q", tc.name, done, code, tc.done, tc.code)
+		}
+	}
+}

@@ -23,11 +23,17 @@ type Tenant struct {
 	Email          *string `json:"email"`
 	ChatEnabled    bool    `json:"chat_enabled"`
 	ChatRegistered bool    `json:"chat_registered"`
-	Occupants      int64   `json:"occupants"`
-	MovedInAt      Time    `json:"moved_in_at"`
-	MovedOutAt     *Time   `json:"moved_out_at"`
-	CreatedAt      Time    `json:"created_at"`
-	UpdatedAt      Time    `json:"updated_at"`
+	// ChatRegistrationCode is what the tenant sends to the service's LINE
+	// account to register (null once registered), and
+	// ChatRegistrationURL that account's add-friend link (null when the
+	// service has no LINE account configured).
+	ChatRegistrationCode *string `json:"chat_registration_code"`
+	ChatRegistrationURL  *string `json:"chat_registration_url"`
+	Occupants            int64   `json:"occupants"`
+	MovedInAt            Time    `json:"moved_in_at"`
+	MovedOutAt           *Time   `json:"moved_out_at"`
+	CreatedAt            Time    `json:"created_at"`
+	UpdatedAt            Time    `json:"updated_at"`
 }
 
 // TenantChange holds a move-in or tenant update body.

@@ -67,6 +67,8 @@ type DB struct {
 	log *slog.Logger
 	// wait bounds how long a request waits for a connection.
 	wait time.Duration
+	// friendURL is Options.AddFriendURL.
+	friendURL string
 }
 
 // Options tune Open. The zero value is the production setting.
@@ -85,6 +87,10 @@ type Options struct {
 	// Wait bounds how long a request waits for a connection before it is
 	// answered 503 service_unavailable; zero means WriteWait. Tests shorten it.
 	Wait time.Duration
+	// AddFriendURL is the LINE add-friend link of the service's Official
+	// Account, which every tenant object shows as chat_registration_url
+	// (null when empty: no LINE account is configured).
+	AddFriendURL string
 }
 
 // DefaultMaxConns is the PostgreSQL pool of one process unless told
@@ -101,7 +107,7 @@ const idleTimeout = time.Minute
 // Open connects to dsn: "sqlite:PATH" or a "postgres://" (or
 // "postgresql://") URL. It does not migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	db := &DB{now: opts.Now, movable: opts.Now != nil, wait: opts.Wait, log: opts.Log}
+	db := &DB{now: opts.Now, movable: opts.Now != nil, wait: opts.Wait, log: opts.Log, friendURL: opts.AddFriendURL}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -289,6 +295,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	if _, err := provider.Up(ctx); err != nil {
 		return fmt.Errorf("store: migrate: %w", err)
+	}
+	if err := db.issueRegistrationCodes(ctx); err != nil {
+		return err
 	}
 	m, err := rivermigrate.New(db.RiverDriver(), &rivermigrate.Config{Logger: db.log})
 	if err != nil {
@@ -498,11 +507,13 @@ func (r failedRow) Scan(...any) error { return r.err }
 // Queries are the read methods; they run on the read pool or inside a Tx.
 type Queries struct {
 	c conn
+	// friendURL is the add-friend link tenants show.
+	friendURL string
 }
 
 // Read returns the read methods on the read pool. Inside a write, use the
 // Tx's own Queries so that the write sees itself.
-func (db *DB) Read() *Queries { return &Queries{c: pool{db, db.read}} }
+func (db *DB) Read() *Queries { return &Queries{c: pool{db, db.read}, friendURL: db.friendURL} }
 
 // writer runs single statements on the write pool, each with a bounded wait
 // for its connection.
@@ -544,7 +555,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 		}
 		return nil, fmt.Errorf("store: begin: %w", err)
 	}
-	return &Tx{Queries: Queries{c: txConn{tx}}, tx: tx, conn: conn, db: db, Now: db.now().UTC()}, nil
+	return &Tx{Queries: Queries{c: txConn{tx}, friendURL: db.friendURL}, tx: tx, conn: conn, db: db, Now: db.now().UTC()}, nil
 }
 
 // Commit commits the transaction.

@@ -9,18 +9,25 @@ import (
 	"rentapi/internal/rental"
 )
 
-const tenantColumns = `id, room_id, property_id, name, phone, email, chat_enabled, chat_registered, occupants,
+const tenantColumns = `id, room_id, property_id, name, phone, email, chat_enabled, chat_registered, chat_registration_code, occupants,
 	moved_in_at, moved_out_at, created_at, updated_at`
 
-func scanTenant(sc interface{ Scan(...any) error }) (rental.Tenant, error) {
+// scanTenant reads a tenant row, with the service's add-friend link.
+func (q *Queries) scanTenant(sc interface{ Scan(...any) error }) (rental.Tenant, error) {
 	t := rental.Tenant{Object: "tenant"}
-	var email sql.NullString
+	var email, code sql.NullString
 	var in, created, updated int64
 	var out sql.NullInt64
-	err := sc.Scan(&t.ID, &t.RoomID, &t.PropertyID, &t.Name, &t.Phone, &email, &t.ChatEnabled, &t.ChatRegistered, &t.Occupants,
+	err := sc.Scan(&t.ID, &t.RoomID, &t.PropertyID, &t.Name, &t.Phone, &email, &t.ChatEnabled, &t.ChatRegistered, &code, &t.Occupants,
 		&in, &out, &created, &updated)
 	if email.Valid {
 		t.Email = &email.String
+	}
+	if code.Valid {
+		t.ChatRegistrationCode = &code.String
+	}
+	if q.friendURL != "" {
+		t.ChatRegistrationURL = &q.friendURL
 	}
 	t.MovedInAt, t.MovedOutAt = rental.UnixMilli(in), optTime(out)
 	t.CreatedAt, t.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
@@ -29,12 +36,12 @@ func scanTenant(sc interface{ Scan(...any) error }) (rental.Tenant, error) {
 
 // GetTenant returns a tenant (current or moved out) of the account's landlord.
 func (q *Queries) GetTenant(ctx context.Context, acct *rental.Account, id string) (*rental.Tenant, error) {
-	return one(ctx, q, "tenant", id, `SELECT `+tenantColumns+` FROM tenants WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, scanTenant)
+	return one(ctx, q, "tenant", id, `SELECT `+tenantColumns+` FROM tenants WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, q.scanTenant)
 }
 
 // currentTenant returns the room's tenant, or nil when it has none.
 func (q *Queries) currentTenant(ctx context.Context, acct *rental.Account, roomID string) (*rental.Tenant, error) {
-	t, err := scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants
+	t, err := q.scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants
 		WHERE landlord_id = $1 AND room_id = $2 AND moved_out_at IS NULL`, acct.LandlordID, roomID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("tenant of room", roomID)
@@ -60,7 +67,7 @@ func (q *Queries) ListTenants(ctx context.Context, acct *rental.Account, f Tenan
 	if !f.MovedOut {
 		w.sql += " AND moved_out_at IS NULL"
 	}
-	return list(ctx, q, w.sql, w.args, p, scanTenant)
+	return list(ctx, q, w.sql, w.args, p, q.scanTenant)
 }
 
 // MoveIn puts a tenant in a room without one (else 409 room_occupied); the
@@ -78,10 +85,15 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 	}
 	t.ID, t.RoomID, t.PropertyID = rental.NewID(rental.PrefixTenant), room.ID, room.PropertyID
 	t.CreatedAt, t.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
+	code := rental.NewRegistrationCode()
+	t.ChatRegistrationCode, t.ChatRegistered = &code, false
+	if tx.friendURL != "" {
+		t.ChatRegistrationURL = &tx.friendURL
+	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO tenants (id, landlord_id, property_id, room_id, name, phone, email, chat_enabled, occupants,
-			moved_in_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
-		t.ID, acct.LandlordID, t.PropertyID, t.RoomID, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(t.MovedInAt.Time), ms(tx.Now))
+			moved_in_at, created_at, updated_at, chat_registration_code)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)`,
+		t.ID, acct.LandlordID, t.PropertyID, t.RoomID, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(t.MovedInAt.Time), ms(tx.Now), code)
 	if isUniqueViolation(err) {
 		return nil, rental.Occupied(room, "")
 	}

@@ -112,11 +112,15 @@ func Postgres(t testing.TB) Engine {
 	return open(t, "postgres", u.String())
 }
 
+// AddFriendURL is the test stores' LINE add-friend link, which every tenant
+// object shows as chat_registration_url.
+const AddFriendURL = "https://line.me/R/ti/p/@rentapi-test"
+
 func open(t testing.TB, name, dsn string) Engine {
 	t.Helper()
 	clock := NewClock()
 	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, store.Options{Now: clock.Now})
+	db, err := store.Open(ctx, dsn, store.Options{Now: clock.Now, AddFriendURL: AddFriendURL})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

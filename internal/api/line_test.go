@@ -1,0 +1,167 @@
+package api_test
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store/storetest"
+)
+
+// lineSecret is the test LINE channel's secret.
+const lineSecret = "line-channel-secret"
+
+// lineWebhook posts LINE events to the service's LINE webhook, signed with
+// secret (unsigned when it is empty).
+func lineWebhook(h *harness, secret string, events ...map[string]any) *result {
+	h.t.Helper()
+	body, _ := json.Marshal(map[string]any{"destination": "U" + strings.Repeat("f", 32), "events": events})
+	var headers []string
+	if secret != "" {
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write(body)
+		headers = append(headers, "X-Line-Signature: "+base64.StdEncoding.EncodeToString(m.Sum(nil)))
+	}
+	return h.do(req{method: "POST", path: "/line/v1/webhook", body: body, headers: headers})
+}
+
+func lineEvent(typ, id, user string, redelivery bool) map[string]any {
+	return map[string]any{"type": typ, "mode": "active", "timestamp": 1700000000000, "webhookEventId": id,
+		"deliveryContext": map[string]any{"isRedelivery": redelivery}, "replyToken": "rt-" + id,
+		"source": map[string]any{"type": "user", "userId": user}}
+}
+
+func lineText(id, user, text string, redelivery bool) map[string]any {
+	e := lineEvent("message", id, user, redelivery)
+	e["message"] = map[string]any{"type": "text", "id": "m" + id, "text": text, "quoteToken": "q"}
+	return e
+}
+
+// tenantOf reads a tenant with the landlord's key.
+func tenantOf(h *harness, key, id string) map[string]any {
+	h.t.Helper()
+	res := h.do(req{key: key, method: "GET", path: "/v1/tenants/" + id})
+	want(h.t, res, http.StatusOK)
+	return res.data()
+}
+
+// eventCount counts the landlord's events of a type about a tenant.
+func eventCount(h *harness, key, typ string) int {
+	h.t.Helper()
+	res := h.do(req{key: key, method: "GET", path: "/v1/events?type=" + typ + "&limit=100"})
+	want(h.t, res, http.StatusOK)
+	list, _ := res.json()["data"].([]any)
+	return len(list)
+}
+
+func TestLineRegistration(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		h := chatHarness(t, e, line)
+		p := newPayee(t, h, rental.LandlordStandard)
+		other := newPayee(t, h, rental.LandlordStandard)
+		tenant := billTenant(t, h, p)
+		otherTenant := billTenant(t, h, other)
+
+		before := tenantOf(h, p.key, tenant)
+		code, _ := before["chat_registration_code"].(string)
+		if len(code) != rental.RegistrationCodeLen || before["chat_registered"] != false || before["chat_registration_url"] != storetest.AddFriendURL {
+			t.Fatalf("new tenant: %v", before)
+		}
+		otherCode := tenantOf(h, other.key, otherTenant)["chat_registration_code"].(string)
+		user := "U" + strings.Repeat("a", 32)
+
+		// Bad and missing signatures change nothing.
+		want(t, lineWebhook(h, "wrong-secret", lineText("ev1", user, code, false)), http.StatusUnauthorized, "invalid_signature")
+		want(t, lineWebhook(h, "", lineText("ev1", user, code, false)), http.StatusUnauthorized, "invalid_signature")
+		if got := tenantOf(h, p.key, tenant); got["chat_registered"] != false || got["chat_registration_code"] != code {
+			t.Fatalf("after bad signatures: %v", got)
+		}
+
+		// Follow, then the code (lower case, with a dash), delivered twice.
+		want(t, lineWebhook(h, lineSecret, lineEvent("follow", "ev0", user, false)), http.StatusOK)
+		typed := strings.ToLower(code[:4]) + "-" + code[4:]
+		want(t, lineWebhook(h, lineSecret, lineText("ev1", user, typed, false)), http.StatusOK)
+		want(t, lineWebhook(h, lineSecret, lineText("ev1", user, typed, true)), http.StatusOK)
+		got := tenantOf(h, p.key, tenant)
+		if got["chat_registered"] != true || got["chat_registration_code"] != nil {
+			t.Fatalf("after the code: %v", got)
+		}
+		if n := eventCount(h, p.key, "tenant.line_registered"); n != 1 {
+			t.Errorf("tenant.line_registered %d times; want 1", n)
+		}
+		// The code is used up; another landlord's tenant is untouched.
+		want(t, lineWebhook(h, lineSecret, lineText("ev2", "U"+strings.Repeat("b", 32), code, false)), http.StatusOK)
+		if n := eventCount(h, p.key, "tenant.line_registered"); n != 1 {
+			t.Errorf("a used code: tenant.line_registered %d times; want 1", n)
+		}
+		if got := tenantOf(h, other.key, otherTenant); got["chat_registered"] != false || got["chat_registration_code"] != otherCode {
+			t.Errorf("the other landlord's tenant: %v", got)
+		}
+		if n := eventCount(h, other.key, "tenant.line_registered"); n != 0 {
+			t.Errorf("the other landlord got %d tenant.line_registered", n)
+		}
+		line.mu.Lock()
+		replies := strings.Join(line.replies, "\n")
+		n := len(line.replies)
+		line.mu.Unlock()
+		if n != 3 || !strings.Contains(replies, "You are registered") || !strings.Contains(replies, "unknown or has already been used") {
+			t.Errorf("%d replies: %s", n, replies)
+		}
+
+		// A notification to the freshly registered tenant is sent.
+		res := h.do(req{key: p.key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": tenant, "text": "hello"},
+			headers: []string{"Idempotency-Key: " + rental.NewID("idem")}})
+		want(t, res, http.StatusAccepted)
+		if d := waitNotification(t, h, p.key, res.data()["id"].(string)); d["status"] != rental.NotificationSent {
+			t.Errorf("message to the registered tenant: %v", d)
+		}
+
+		// Unfollow unregisters and gives a new code.
+		want(t, lineWebhook(h, lineSecret, lineEvent("unfollow", "ev3", user, false)), http.StatusOK)
+		got = tenantOf(h, p.key, tenant)
+		if got["chat_registered"] != false || got["chat_registration_code"] == nil || got["chat_registration_code"] == code {
+			t.Fatalf("after unfollow: %v", got)
+		}
+	})
+}
+
+func TestLineRegisterHelper(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		h := chatHarness(t, e, line)
+		p := newPayee(t, h, rental.LandlordStandard)
+		tenant := billTenant(t, h, p)
+		path := "/v1/test-helpers/tenants/" + tenant + "/line-register"
+		want(t, h.do(req{key: p.key, method: "POST", path: path, headers: []string{"Idempotency-Key: " + rental.NewID("idem")}}),
+			http.StatusForbidden, "test_mode_only")
+
+		f := h.fixture(rental.PlanPro)
+		key := h.testKey(f, rental.ScopeTenantsWrite, rental.ScopeTenantsRead, rental.ScopePropertiesWrite, rental.ScopeRoomsRead, rental.ScopeRoomsWrite)
+		res := h.do(req{key: key, method: "GET", path: "/v1/rooms?status=vacant&limit=1"})
+		want(t, res, http.StatusOK)
+		rooms, _ := res.json()["data"].([]any)
+		if len(rooms) == 0 {
+			t.Fatal("no vacant sandbox room")
+		}
+		room := rooms[0].(map[string]any)["id"].(string)
+		res = h.do(req{key: key, method: "POST", path: "/v1/rooms/" + room + "/tenant", body: map[string]any{"name": "Malee", "phone": "0812345679"},
+			headers: []string{"Idempotency-Key: " + rental.NewID("idem")}})
+		want(t, res, http.StatusCreated)
+		id := res.data()["id"].(string)
+		if res.data()["chat_registration_code"] == nil {
+			t.Fatalf("moved in without a code: %v", res.data())
+		}
+		res = h.do(req{key: key, method: "POST", path: "/v1/test-helpers/tenants/" + id + "/line-register",
+			headers: []string{"Idempotency-Key: " + rental.NewID("idem")}})
+		want(t, res, http.StatusOK)
+		if res.data()["chat_registered"] != true || res.data()["chat_registration_code"] != nil {
+			t.Fatalf("registered: %v", res.data())
+		}
+	})
+}
