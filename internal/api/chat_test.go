@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,15 +105,15 @@ func (f *fakeLINE) pushes() (int, map[string]json.RawMessage) {
 }
 
 // chatHarness is a webhook harness whose jobs push to the fake LINE.
-func chatHarness(t *testing.T, e storetest.Engine, line *fakeLINE) *harness {
+func chatHarness(t *testing.T, e storetest.Engine, line *fakeLINE, opts ...func(*api.Config)) *harness {
 	client, err := chat.NewClient("line-token", line.url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, e, func(c *api.Config) {
+	h := newHarness(t, e, append([]func(*api.Config){func(c *api.Config) {
 		c.Guard = webhook.Guard{AllowLoopback: true}
 		c.ChatLive, c.LINE, c.LineChannelSecret = true, client, lineSecret
-	})
+	}}, opts...)...)
 	c, err := jobs.New(e.DB, slog.New(slog.DiscardHandler), jobs.Options{Secret: h.sec,
 		Sender: webhook.NewSender(webhook.Guard{AllowLoopback: true}, nil), RescueAfter: noRescue, LINE: client})
 	if err != nil {
@@ -341,6 +342,50 @@ func TestSendingLimit(t *testing.T) {
 		want(t, send(other.key, otherTenant, "o1"), http.StatusAccepted)
 		e.Clock.Advance(time.Minute)
 		want(t, send(p.key, tenant, "k61"), http.StatusAccepted)
+	})
+}
+
+// The sending limit is one count per account for the whole deployment:
+// sends spread over two processes (two API servers over one database,
+// sharing Redis) are refused at the 61st.
+func TestSendingLimitAcrossProcesses(t *testing.T) {
+	url := os.Getenv(redisEnv)
+	if url == "" {
+		t.Skip(redisEnv + " is not set")
+	}
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		prefix := rental.NewID("t") + ":"
+		shared := func(c *api.Config) { c.RedisURL, c.RedisPrefix = url, prefix }
+		a := chatHarness(t, e, line, shared)
+		b := newHarness(t, e, shared, func(c *api.Config) { c.ChatLive, c.LineChannelSecret = true, lineSecret })
+		p := newPayee(t, a, rental.LandlordStandard)
+		tenant := billTenant(t, a, p)
+		registerTenant(t, a, tenant)
+		// Redis's clock refills a token a second while the sends run, so the
+		// count allowed is 60 plus what refilled, never 60 per process.
+		start := time.Now()
+		allowed, refused := 0, map[*harness]int{}
+		for i := range 90 {
+			h := a
+			if i%2 == 1 {
+				h = b
+			}
+			res := h.do(req{key: p.key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": tenant, "text": "hello"},
+				headers: []string{"Idempotency-Key: x" + strconv.Itoa(i)}})
+			switch {
+			case res.status == http.StatusAccepted:
+				allowed++
+			case res.status == http.StatusTooManyRequests && res.code() == "sending_limit":
+				refused[h]++
+			default:
+				t.Fatalf("send %d: %d %s", i, res.status, res.body)
+			}
+		}
+		ceiling := 60 + int(time.Since(start).Seconds()) + 1
+		if allowed < 60 || allowed > ceiling || refused[a] == 0 || refused[b] == 0 {
+			t.Fatalf("two processes allowed %d sends (one limit allows 60 to %d); refused %d and %d", allowed, ceiling, refused[a], refused[b])
+		}
 	})
 }
 
