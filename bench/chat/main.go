@@ -5,7 +5,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -14,11 +13,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
 	"strconv"
-	"sync"
 	"time"
 
+	"rentapi/bench/flow"
 	"rentapi/internal/chat"
 	"rentapi/internal/jobs"
 	"rentapi/internal/rental"
@@ -39,40 +37,22 @@ func main() {
 	}
 }
 
-// line is LINE's push endpoint: it records when each message (by its
-// sequence number, the text) was first taken.
-type line struct {
-	mu    sync.Mutex
-	first map[int]time.Time
-	total int
-	done  chan struct{}
-	want  int
-}
+// line is LINE's push endpoint: it takes every push, and notes each
+// notification's first arrival by the sequence number in its text.
+type line struct{ *flow.Arrivals }
 
-func (l *line) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (l line) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var push struct {
 		Messages []struct{ Text string }
 	}
 	json.NewDecoder(r.Body).Decode(&push)
-	now := time.Now()
-	seq, _ := strconv.Atoi(push.Messages[0].Text)
-	l.mu.Lock()
-	l.total++
-	if _, seen := l.first[seq]; !seen {
-		l.first[seq] = now
-		if len(l.first) == l.want {
-			close(l.done)
-		}
+	seq := 0
+	if len(push.Messages) > 0 {
+		seq, _ = strconv.Atoi(push.Messages[0].Text)
 	}
-	l.mu.Unlock()
+	l.Arrive(seq)
 	w.Header().Set("Content-Type", "application/json")
 	fmt.Fprintf(w, `{"sentMessages":[{"id":"%d","quoteToken":"q"}]}`, seq)
-}
-
-func (l *line) expect(n int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.first, l.total, l.want, l.done = map[int]time.Time{}, 0, n, make(chan struct{})
 }
 
 func run(dsn string, burst, rate int, duration time.Duration, workers int) error {
@@ -138,9 +118,8 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 	if _, err := db.WritePool().ExecContext(ctx, `UPDATE tenants SET chat_registered = TRUE, line_user_id = 'Ubench' WHERE id = $1`, tenant.ID); err != nil {
 		return err
 	}
-	rec := &line{}
-	rec.expect(0)
-	srv := httptest.NewServer(rec)
+	rec := flow.NewArrivals()
+	srv := httptest.NewServer(line{rec})
 	defer srv.Close()
 	lc, err := chat.NewClient("bench-token", srv.URL)
 	if err != nil {
@@ -155,9 +134,10 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 	}
 	defer client.Stop(context.WithoutCancel(ctx))
 
-	commits := map[int]time.Time{}
+	// queue commits one message notification per sequence number, in one
+	// transaction.
 	queue := func(from, n int) error {
-		err := db.InTx(ctx, func(tx *store.Tx) error {
+		return db.InTx(ctx, func(tx *store.Tx) error {
 			for i := from; i < from+n; i++ {
 				spec := store.NotifySpec{Type: rental.NotifyMessage, TenantID: tenant.ID, Text: strconv.Itoa(i)}
 				if _, err := tx.CreateNotification(ctx, acct, spec, "http://127.0.0.1"); err != nil {
@@ -166,54 +146,6 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 			}
 			return nil
 		})
-		now := time.Now()
-		for i := from; i < from+n; i++ {
-			commits[i] = now
-		}
-		return err
 	}
-
-	rec.expect(burst)
-	start := time.Now()
-	for i := 0; i < burst; i += 500 {
-		if err := queue(i, min(500, burst-i)); err != nil {
-			return err
-		}
-	}
-	committed := time.Since(start)
-	select {
-	case <-rec.done:
-	case <-time.After(5 * time.Minute):
-		return fmt.Errorf("only %d of %d notifications arrived", len(rec.first), burst)
-	}
-	took := time.Since(start)
-	fmt.Printf("  burst of %d notifications (queued in %v): pushed in %v = %.0f sends/s (%d pushes)\n",
-		burst, committed.Round(time.Millisecond), took.Round(time.Millisecond), float64(burst)/took.Seconds(), rec.total)
-
-	n := int(duration.Seconds() * float64(rate))
-	rec.expect(n)
-	clear(commits)
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	for i := range n {
-		<-tick.C
-		if err := queue(burst+i, 1); err != nil {
-			return err
-		}
-	}
-	tick.Stop()
-	select {
-	case <-rec.done:
-	case <-time.After(2 * time.Minute):
-		return fmt.Errorf("only %d of %d notifications arrived", len(rec.first), n)
-	}
-	var delays []time.Duration
-	rec.mu.Lock()
-	for seq, at := range rec.first {
-		delays = append(delays, at.Sub(commits[seq]))
-	}
-	rec.mu.Unlock()
-	slices.SortFunc(delays, func(a, b time.Duration) int { return cmp.Compare(a, b) })
-	q := func(p float64) time.Duration { return delays[int(p*float64(len(delays)-1))].Round(time.Millisecond) }
-	fmt.Printf("  %d notifications at %d/s: commit to LINE taking it p50 %v, p99 %v, max %v\n", n, rate, q(0.5), q(0.99), q(1))
-	return nil
+	return flow.Run(rec, queue, burst, rate, duration, flow.Words{Items: "notifications", PerSecond: "sends", Requests: "pushes", Arrival: "LINE taking it"})
 }

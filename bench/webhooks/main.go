@@ -5,7 +5,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"flag"
@@ -14,10 +13,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"slices"
-	"sync"
 	"time"
 
+	"rentapi/bench/flow"
 	"rentapi/internal/jobs"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
@@ -38,39 +36,18 @@ func main() {
 	}
 }
 
-// arrivals records when each event (by its sequence number) first arrived.
-type arrivals struct {
-	mu    sync.Mutex
-	first map[int]time.Time
-	total int
-	done  chan struct{}
-	want  int
-}
+// receiver is the developer's webhook endpoint: it notes each event's
+// first arrival by the sequence number the benchmark put in it.
+type receiver struct{ *flow.Arrivals }
 
-func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (rc receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var ev struct {
 		Data struct {
 			Object struct{ Seq int }
 		}
 	}
 	json.NewDecoder(r.Body).Decode(&ev)
-	now := time.Now()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.total++
-	if _, seen := a.first[ev.Data.Object.Seq]; !seen {
-		a.first[ev.Data.Object.Seq] = now
-		if len(a.first) == a.want {
-			close(a.done)
-		}
-	}
-}
-
-// expect resets the record for a run of n events.
-func (a *arrivals) expect(n int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.first, a.total, a.want, a.done = map[int]time.Time{}, 0, n, make(chan struct{})
+	rc.Arrive(ev.Data.Object.Seq)
 }
 
 func run(dsn string, burst, rate int, duration time.Duration, workers int) error {
@@ -103,9 +80,8 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 	if err != nil {
 		return err
 	}
-	rec := &arrivals{}
-	rec.expect(0)
-	srv := httptest.NewServer(rec)
+	rec := flow.NewArrivals()
+	srv := httptest.NewServer(receiver{rec})
 	defer srv.Close()
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		url := srv.URL + "/hook"
@@ -125,10 +101,9 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 	}
 	defer client.Stop(context.WithoutCancel(ctx))
 
-	// event commits one event per sequence number, in batches of one transaction.
-	commits := map[int]time.Time{}
+	// event commits one event per sequence number, in one transaction.
 	event := func(from, n int) error {
-		err := db.InTx(ctx, func(tx *store.Tx) error {
+		return db.InTx(ctx, func(tx *store.Tx) error {
 			for i := from; i < from+n; i++ {
 				obj := map[string]any{"id": "prop_bench", "object": "property", "seq": i}
 				if err := tx.RecordEvent(ctx, acct, "property.updated", obj); err != nil {
@@ -137,57 +112,6 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 			}
 			return nil
 		})
-		now := time.Now()
-		for i := from; i < from+n; i++ {
-			commits[i] = now
-		}
-		return err
 	}
-
-	// Throughput: a burst of events committed at once, delivered as fast as
-	// the workers go.
-	rec.expect(burst)
-	start := time.Now()
-	for i := 0; i < burst; i += 500 {
-		if err := event(i, min(500, burst-i)); err != nil {
-			return err
-		}
-	}
-	committed := time.Since(start)
-	select {
-	case <-rec.done:
-	case <-time.After(5 * time.Minute):
-		return fmt.Errorf("only %d of %d events arrived", len(rec.first), burst)
-	}
-	took := time.Since(start)
-	fmt.Printf("  burst of %d events (committed in %v): delivered in %v = %.0f deliveries/s (%d requests)\n",
-		burst, committed.Round(time.Millisecond), took.Round(time.Millisecond), float64(burst)/took.Seconds(), rec.total)
-
-	// Latency: a steady rate of single-event transactions.
-	n := int(duration.Seconds() * float64(rate))
-	rec.expect(n)
-	clear(commits)
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	for i := range n {
-		<-tick.C
-		if err := event(burst+i, 1); err != nil {
-			return err
-		}
-	}
-	tick.Stop()
-	select {
-	case <-rec.done:
-	case <-time.After(2 * time.Minute):
-		return fmt.Errorf("only %d of %d events arrived", len(rec.first), n)
-	}
-	var delays []time.Duration
-	rec.mu.Lock()
-	for seq, at := range rec.first {
-		delays = append(delays, at.Sub(commits[seq]))
-	}
-	rec.mu.Unlock()
-	slices.SortFunc(delays, func(a, b time.Duration) int { return cmp.Compare(a, b) })
-	q := func(p float64) time.Duration { return delays[int(p*float64(len(delays)-1))].Round(time.Millisecond) }
-	fmt.Printf("  %d events at %d/s: commit to first delivery attempt p50 %v, p99 %v, max %v\n", n, rate, q(0.5), q(0.99), q(1))
-	return nil
+	return flow.Run(rec, event, burst, rate, duration, flow.Words{Items: "events", PerSecond: "deliveries", Requests: "requests", Arrival: "first delivery attempt"})
 }
