@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"io"
@@ -114,20 +113,7 @@ func chatHarness(t *testing.T, e storetest.Engine, line *fakeLINE, opts ...func(
 		c.Guard = webhook.Guard{AllowLoopback: true}
 		c.ChatLive, c.LINE, c.LineChannelSecret = true, client, lineSecret
 	}}, opts...)...)
-	c, err := jobs.New(e.DB, slog.New(slog.DiscardHandler), jobs.Options{Secret: h.sec,
-		Sender: webhook.NewSender(webhook.Guard{AllowLoopback: true}, nil), RescueAfter: noRescue, LINE: client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		c.Stop(stop)
-	})
-	h.jobs = c
+	h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{RescueAfter: noRescue, LINE: client})
 	return h
 }
 

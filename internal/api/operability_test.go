@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -293,19 +292,7 @@ func TestWebhookAttemptLogs(t *testing.T) {
 		log := logs.logger()
 		m := metric.New()
 		h := newHarness(t, e, func(c *api.Config) { c.Guard, c.Log, c.Metrics = webhook.Guard{AllowLoopback: true}, log, m })
-		c, err := jobs.New(e.DB, log, jobs.Options{Secret: h.sec, Metrics: m,
-			Sender: webhook.NewSender(webhook.Guard{AllowLoopback: true}, nil), RescueAfter: 10 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Start(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			c.Stop(stop)
-		})
+		h.runJobs(log, jobs.Options{Metrics: m, RescueAfter: 10 * time.Second})
 		key := h.testKey(h.fixture(rental.PlanPro))
 		failing, taking := newReceiver(t, e.Clock.Now), newReceiver(t, e.Clock.Now)
 		failing.answers = []int{500}

@@ -170,8 +170,20 @@ const noRescue = 100 * 365 * 24 * time.Hour
 // client running deliveries as the service does.
 func webhookHarness(t *testing.T, e storetest.Engine) *harness {
 	h := newHarness(t, e, func(c *api.Config) { c.Guard = webhook.Guard{AllowLoopback: true} })
-	c, err := jobs.New(e.DB, slog.New(slog.DiscardHandler), jobs.Options{Secret: h.sec,
-		Sender: webhook.NewSender(webhook.Guard{AllowLoopback: true}, nil), RescueAfter: noRescue})
+	h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{RescueAfter: noRescue})
+	return h
+}
+
+// runJobs starts a job client over the harness's database, as serve does,
+// until the test ends: with the harness's secret, and a sender that admits
+// loopback receivers unless o names another.
+func (h *harness) runJobs(log *slog.Logger, o jobs.Options) {
+	t := h.t
+	o.Secret = h.sec
+	if o.Sender == nil {
+		o.Sender = webhook.NewSender(webhook.Guard{AllowLoopback: true}, nil)
+	}
+	c, err := jobs.New(h.e.DB, log, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +196,6 @@ func webhookHarness(t *testing.T, e storetest.Engine) *harness {
 		c.Stop(stop)
 	})
 	h.jobs = c
-	return h
 }
 
 // settleDeliveries waits for the delivery jobs themselves, not for a while:

@@ -40,13 +40,7 @@ func TestConnectInChromium(t *testing.T) {
 	redirect := client.URL + "/back"
 	env := newConnectEnv(t, storetest.SQLite(t), rental.Scopes{rental.ScopePropertiesRead, rental.ScopeRoomsRead, rental.ScopeBillsRead}, redirect)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(390, 844))
-	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	ctx := browse(t, path, 390, 844, 90*time.Second)
 	phone := chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch)
 
 	const state = "chromium-state-0123456789"
@@ -165,36 +159,8 @@ func approveInBrowser(ctx context.Context, t *testing.T, back chan url.Values, r
 // fails the test where anything is wider than the window.
 func shoot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
-	for _, size := range []struct {
-		w, h   int64
-		mobile bool
-	}{{390, 844, true}, {1280, 800, false}} {
-		viewport := chromedp.EmulateViewport(size.w, size.h)
-		if size.mobile {
-			viewport = chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateMobile, chromedp.EmulateTouch)
-		}
-		if err := chromedp.Do(ctx, viewport, chromedp.Sleep(100*time.Millisecond)); err != nil {
-			t.Fatal(err)
-		}
-		wide, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
-			const w = document.documentElement.clientWidth, out = [];
-			if (document.documentElement.scrollWidth > w) out.push("the page (" + document.documentElement.scrollWidth + "px)");
-			for (const e of document.querySelectorAll("body *")) {
-				const r = e.getBoundingClientRect();
-				if (r.width > 0 && (r.right > w + 0.5 || r.left < -0.5)) out.push(e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + " " + Math.round(r.left) + "-" + Math.round(r.right) + "px");
-			}
-			return out;
-		})()`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(wide) > 0 {
-			t.Errorf("%s at %d px: wider than the window: %v", name, size.w, wide)
-		}
-		styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
-		if err != nil || !styled {
-			t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
-		}
+	for _, size := range screens {
+		fitScreen(ctx, t, name, size)
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
@@ -204,5 +170,48 @@ func shoot(ctx context.Context, t *testing.T, name string) {
 			t.Fatal(err)
 		}
 		t.Logf("screenshot: %s", out)
+	}
+}
+
+// screen is a window pages are looked at in.
+type screen struct {
+	w, h   int64
+	mobile bool
+}
+
+// screens are a phone's and a laptop's.
+var screens = []screen{{390, 844, true}, {1280, 800, false}}
+
+// fitScreen sets the window to the screen, and fails the test where
+// anything is wider than it or the stylesheet did not apply.
+func fitScreen(ctx context.Context, t *testing.T, name string, size screen) {
+	t.Helper()
+	viewport := chromedp.EmulateViewport(size.w, size.h)
+	if size.mobile {
+		viewport = chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	}
+	if err := chromedp.Do(ctx, viewport, chromedp.Sleep(100*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
+		const w = document.documentElement.clientWidth, out = [];
+		if (document.documentElement.scrollWidth > w) out.push("the page (" + document.documentElement.scrollWidth + "px)");
+		for (const e of document.querySelectorAll("body *")) {
+			if (e.closest("details:not([open])") && e.tagName !== "SUMMARY" && e.tagName !== "DETAILS") continue;
+			const r = e.getBoundingClientRect();
+			if (r.width > 0 && (r.right > w + 0.5 || r.left < -0.5)) out.push(e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + (e.id ? "#" + e.id : "") + " " + Math.round(r.left) + "-" + Math.round(r.right) + "px");
+			if (out.length > 20) break;
+		}
+		return out;
+	})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(wide) > 0 {
+		t.Errorf("%s at %d px: wider than the window: %v", name, size.w, wide)
+	}
+	styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
+	if err != nil || !styled {
+		t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
 	}
 }

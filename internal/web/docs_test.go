@@ -394,13 +394,7 @@ func TestVerify(t *testing.T) {
 func TestDocsInChromium(t *testing.T) {
 	path := chromium(t)
 	base, _ := service(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800))
-	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 120*time.Second)
-	defer cancel()
+	ctx := browse(t, path, 1280, 800, 120*time.Second)
 	for _, p := range []struct {
 		path, name, wait string
 		places           []string // for a long page: where to take pictures
@@ -427,38 +421,8 @@ func TestDocsInChromium(t *testing.T) {
 // an element scrolled to the top of the window.
 func shootPlaces(ctx context.Context, t *testing.T, name string, places []string) {
 	t.Helper()
-	for _, size := range []struct {
-		w, h   int64
-		mobile bool
-	}{{390, 844, true}, {1280, 800, false}} {
-		viewport := chromedp.EmulateViewport(size.w, size.h)
-		if size.mobile {
-			viewport = chromedp.EmulateViewport(size.w, size.h, chromedp.EmulateMobile, chromedp.EmulateTouch)
-		}
-		if err := chromedp.Do(ctx, viewport, chromedp.Sleep(100*time.Millisecond)); err != nil {
-			t.Fatal(err)
-		}
-		wide, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => {
-			const w = document.documentElement.clientWidth, out = [];
-			if (document.documentElement.scrollWidth > w) out.push("the page (" + document.documentElement.scrollWidth + "px)");
-			for (const e of document.querySelectorAll("body *")) {
-				if (e.closest("details:not([open])") && e.tagName !== "SUMMARY" && e.tagName !== "DETAILS") continue;
-				const r = e.getBoundingClientRect();
-				if (r.width > 0 && (r.right > w + 0.5 || r.left < -0.5)) out.push(e.tagName.toLowerCase() + (e.className ? "." + e.className : "") + (e.id ? "#" + e.id : "") + " " + Math.round(r.left) + "-" + Math.round(r.right) + "px");
-				if (out.length > 20) break;
-			}
-			return out;
-		})()`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(wide) > 0 {
-			t.Errorf("%s at %d px: wider than the window: %v", name, size.w, wide)
-		}
-		styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
-		if err != nil || !styled {
-			t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
-		}
+	for _, size := range screens {
+		fitScreen(ctx, t, name, size)
 		for _, place := range places {
 			scroll := `window.scrollTo(0, 0)`
 			if place != "" {

@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -76,13 +75,7 @@ func TestPortalInChromium(t *testing.T) {
 	b.post("/portal/apps/"+app+"/keys/"+ids[0][1]+"/revoke", url.Values{})
 	b.post("/portal/apps/"+app+"/keys/"+ids[len(ids)-1][1]+"/rotate", url.Values{})
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800))
-	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	ctx := browse(t, path, 1280, 800, 90*time.Second)
 
 	err := chromedp.Do(ctx,
 		chromedp.Navigate(p.base+"/portal/signin"),

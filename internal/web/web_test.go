@@ -40,6 +40,17 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// browse starts a headless Chromium at path with a window of the size,
+// for at most timeout; it closes with the test.
+func browse(t *testing.T, path string, width, height int, timeout time.Duration) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(width, height))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
+	ctx, cancelBrowser := chromedp.NewContext(alloc)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancel(); cancelBrowser(); cancelAlloc() })
+	return ctx
+}
+
 // service runs the API and the pages over a fresh database and returns the
 // base URL and a sandbox test key.
 func service(t *testing.T) (string, string) {
@@ -93,13 +104,7 @@ func TestPaymentPageInChromium(t *testing.T) {
 	bill := call(t, base, key, "GET", "/v1/bills?status=issued&limit=1")
 	link := call(t, base, key, "POST", "/v1/bills/"+bill["id"].(string)+"/payment-link")
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(390, 844))
-	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	ctx := browse(t, path, 390, 844, 60*time.Second)
 
 	err := chromedp.Do(ctx,
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch),

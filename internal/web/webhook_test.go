@@ -1,7 +1,6 @@
 package web_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -461,13 +460,7 @@ func TestWebhookPagesInChromium(t *testing.T) {
 	e := storetest.SQLite(t)
 	hs := hookSite(t, e)
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800))
-	alloc, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(alloc)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	ctx := browse(t, path, 1280, 800, 90*time.Second)
 
 	// The developer signs up in the browser; the application is made as
 	// the portal's application pages make one.
