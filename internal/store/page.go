@@ -26,7 +26,10 @@ type Page struct {
 
 // keyset returns the condition (with a leading AND, or empty) and the ORDER
 // BY/LIMIT clause for the page, numbering placeholders from n. The list is
-// read by an index on (scope, created_at, id), never with OFFSET.
+// read by an index on (scope, created_at, id), never with OFFSET. The limit
+// is written into the SQL as a number, not bound: SQLite's planner reads a
+// bound LIMIT and then prepares the statement again every time it is bound,
+// which would undo the statement cache.
 func (p Page) keyset(n int) (cond, tail string, args []any) {
 	dir, cmp := "DESC", "<"
 	if p.Asc {
@@ -37,8 +40,7 @@ func (p Page) keyset(n int) (cond, tail string, args []any) {
 		args = []any{p.After.CreatedAt, p.After.ID}
 		n += 2
 	}
-	tail = fmt.Sprintf(" ORDER BY created_at %s, id %s LIMIT $%d", dir, dir, n)
-	args = append(args, p.Limit+1)
+	tail = fmt.Sprintf(" ORDER BY created_at %s, id %s LIMIT %d", dir, dir, p.Limit+1)
 	return cond, tail, args
 }
 

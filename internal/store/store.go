@@ -133,18 +133,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 			return nil, err
 		}
 		base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL"
-		w, err := sql.Open("sqlite", base+"&_txlock=immediate")
-		if err != nil {
-			return nil, fmt.Errorf("store: open sqlite: %w", err)
-		}
+		w := sql.OpenDB(sqliteConnector{base + "&_txlock=immediate"})
 		w.SetMaxOpenConns(1)
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
-		r, err := sql.Open("sqlite", base+"&_query_only=1")
-		if err != nil {
-			w.Close()
-			return nil, fmt.Errorf("store: open sqlite: %w", err)
-		}
+		r := sql.OpenDB(sqliteConnector{base + "&_query_only=1"})
 		r.SetMaxOpenConns(8)
 		r.SetMaxIdleConns(8)
 		db.engine, db.write, db.read = SQLite, w, r
