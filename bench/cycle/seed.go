@@ -14,15 +14,11 @@ import (
 	"rentapi/internal/store"
 )
 
-// monthsPerRoom is how many months of readings and bills each seeded room
-// gets.
-const monthsPerRoom = 100
-
-// roomsPerTx is how many rooms, with all their months, one seeding
-// transaction writes: about 1,000 bills, 1,000 readings and 2,000 events,
+// billsPerTx is how many bills (with their rooms and readings) one seeding
+// transaction writes: with their readings and events about 4,000 rows,
 // small enough that a server sharing a SQLite file waits well under its
 // busy timeout for the write lock.
-const roomsPerTx = 10
+const billsPerTx = 1000
 
 // rowsPerInsert is how many rows one INSERT statement writes. On
 // PostgreSQL every statement is a round trip, so many rows go in each (200
@@ -38,9 +34,12 @@ func rowsPerInsert(e store.Engine) int {
 	return 1
 }
 
-// seed makes a landlord on the pro plan, linked to the demo application,
-// with bills/100 rooms over 20 properties, each with 100 months of
-// readings and issued bills, and prints a live key bound to it.
+// seed makes landlords on the pro plan, linked to the demo application,
+// each with bills/months rooms over 20 properties, each room with months
+// months of readings and issued bills, and prints a live key bound to each
+// landlord, one a line. Many months make long bill lists to page through;
+// many rooms of one month make room for many new readings (bench/compare.sh
+// writes 200 rooms of one month for each landlord its writes go to).
 //
 // The landlord, its link, its key and its properties are made by the
 // store's own methods. The rooms, meters, readings, bills and their events
@@ -56,7 +55,10 @@ func rowsPerInsert(e store.Engine) int {
 // its due date: the server's minutely overdue sweep has nothing to do, and
 // cannot mark all the bills overdue in one transaction during the seeding
 // or the measurement.
-func seed(dsn, secretFile string, bills int) error {
+func seed(dsn, secretFile string, bills, months, landlords int) error {
+	if months < 1 || bills < months || landlords < 1 {
+		return fmt.Errorf("seed: -bills %d -months %d -landlords %d: want at least a month, a room and a landlord", bills, months, landlords)
+	}
 	ctx := context.Background()
 	sec, _, err := secret.Load(secretFile)
 	if err != nil {
@@ -71,8 +73,26 @@ func seed(dsn, secretFile string, bills int) error {
 	if err != nil {
 		return fmt.Errorf("run `rentapi serve` once on the database first: %w", err)
 	}
+	var keys []string
+	for range landlords {
+		key, err := seedLandlord(ctx, db, sec, appID, bills/months, months)
+		if err != nil {
+			return err
+		}
+		keys = append(keys, key)
+	}
+	if err := analyze(ctx, db); err != nil {
+		return err
+	}
+	fmt.Println(strings.Join(keys, "\n"))
+	return nil
+}
+
+// seedLandlord makes one landlord of seed with its rooms and months, and
+// returns its live key.
+func seedLandlord(ctx context.Context, db *store.DB, sec *secret.Secret, appID string, rooms, months int) (string, error) {
 	var acct *rental.Account
-	err = db.InTx(ctx, func(tx *store.Tx) error {
+	err := db.InTx(ctx, func(tx *store.Tx) error {
 		ll, err := tx.CreateLandlord(ctx, "Bench landlord", rental.LandlordPro)
 		if err != nil {
 			return err
@@ -81,7 +101,7 @@ func seed(dsn, secretFile string, bills int) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
 	text := rental.NewAPIKeySecret(rental.ModeLive)
 	err = db.InTx(ctx, func(tx *store.Tx) error {
@@ -90,13 +110,12 @@ func seed(dsn, secretFile string, bills int) error {
 		return err
 	})
 	if err != nil {
-		return err
+		return "", err
 	}
-	rooms := max(1, bills/monthsPerRoom)
 	if limit := acct.Capacity().Rooms; rooms > limit {
-		return fmt.Errorf("%d rooms: %w", rooms, acct.CapacityError("rooms", limit))
+		return "", fmt.Errorf("%d rooms: %w", rooms, acct.CapacityError("rooms", limit))
 	}
-	s := &seeder{acct: acct, months: seedMonths(time.Now()), perInsert: rowsPerInsert(db.Engine())}
+	s := &seeder{acct: acct, months: seedMonths(time.Now(), months), perInsert: rowsPerInsert(db.Engine())}
 	for i := range 20 {
 		err := db.InTx(ctx, func(tx *store.Tx) error {
 			p, _ := rental.NewProperty(rental.PropertyChange{Name: rental.Of(fmt.Sprint("Bench ", i)), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
@@ -107,24 +126,21 @@ func seed(dsn, secretFile string, bills int) error {
 			return err
 		})
 		if err != nil {
-			return err
+			return "", err
 		}
 	}
 	began := time.Now()
-	for first := 0; first < rooms; first += roomsPerTx {
-		last := min(first+roomsPerTx, rooms)
+	perTx := max(1, billsPerTx/months)
+	for first := 0; first < rooms; first += perTx {
+		last := min(first+perTx, rooms)
 		if err := db.InTx(ctx, func(tx *store.Tx) error { return s.rooms(ctx, tx, first, last) }); err != nil {
-			return err
+			return "", err
 		}
 		if last%100 == 0 || last == rooms {
-			fmt.Fprintf(os.Stderr, "seeded %d rooms (%d bills) in %s\n", last, last*monthsPerRoom, time.Since(began).Round(time.Millisecond))
+			fmt.Fprintf(os.Stderr, "seeded %d rooms (%d bills) in %s\n", last, last*months, time.Since(began).Round(time.Millisecond))
 		}
 	}
-	if err := analyze(ctx, db); err != nil {
-		return err
-	}
-	fmt.Println(text)
-	return nil
+	return text, nil
 }
 
 // analyze gives PostgreSQL's planner statistics of the seeded tables, as
@@ -145,12 +161,12 @@ func analyze(ctx context.Context, db *store.DB) error {
 	return nil
 }
 
-// seedMonths returns the months to seed, oldest first: monthsPerRoom months
-// from the current month in Thailand at now.
-func seedMonths(now time.Time) []string {
+// seedMonths returns the months to seed, oldest first: n months from the
+// current month in Thailand at now.
+func seedMonths(now time.Time, n int) []string {
 	t := now.In(rental.Bangkok)
 	first := time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC)
-	months := make([]string, monthsPerRoom)
+	months := make([]string, n)
 	for m := range months {
 		months[m] = first.AddDate(0, m, 0).Format("2006-01")
 	}

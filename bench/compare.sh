@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# The side-by-side comparison of issue 15, in one run on this machine: a
+# bare net/http server answering with the bytes of a bills page, GET
+# /v1/bills?limit=20 and POST /v1/meter-readings on rentapi over SQLite and
+# (with RENTAPI_BENCH_POSTGRES) PostgreSQL, and the same list and a create
+# on PocketBase, each under `wrk -t2 -c32 --latency`, the targets rotated
+# over the rounds; then GET bills at a fixed rate of half the maximum
+# measured, and each server's peak RSS. See bench/README.md.
+#
+#   bench/compare.sh
+#   RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' bench/compare.sh
+#   DURATION=5s ROUNDS=1 bench/compare.sh
+#   REV=main~3 bench/compare.sh          # rentapi built from another commit
+#   RENTAPI_BIN=/path/to/rentapi bench/compare.sh
+#   KEEP=1 bench/compare.sh              # keep wrk's outputs and the logs
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+duration="${DURATION:-10s}"
+conns="${CONNECTIONS:-32}"
+rounds="${ROUNDS:-3}"
+threads=2
+pocketbase="${POCKETBASE:-v0.39.8}"
+superuser='bench@example.com:bench-password-1234'
+work="$(mktemp -d)"
+schema=""
+cleanup() {
+	kill $(jobs -p) 2>/dev/null || true
+	wait 2>/dev/null || true
+	if [ -n "$schema" ]; then psql -q "$RENTAPI_BENCH_POSTGRES" -c "DROP SCHEMA $schema CASCADE" 2>/dev/null || true; fi
+	if [ "${KEEP:-}" = 1 ]; then echo "outputs kept in $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+command -v wrk >/dev/null || apt-get install -y wrk >/dev/null
+repo="$PWD"
+if [ -n "${RENTAPI_BIN:-}" ]; then
+	rentapi="$RENTAPI_BIN"
+	built="$RENTAPI_BIN"
+elif [ -n "${REV:-}" ]; then
+	mkdir "$work/src"
+	git archive "$REV" | tar -x -C "$work/src"
+	(cd "$work/src" && go build -o "$work/rentapi" ./cmd/rentapi)
+	rentapi="$work/rentapi"
+	built="$(git rev-parse --short "$REV") ($REV)"
+else
+	go build -o "$work/rentapi" ./cmd/rentapi
+	rentapi="$work/rentapi"
+	built="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cmd internal || echo '+changes')"
+fi
+go build -o "$work/baseline" ./bench/baseline
+go build -o "$work/cycle" ./bench/cycle
+cycle="$work/cycle"
+
+# PocketBase at $pocketbase from the module proxy: a main that starts it
+# with nothing registered.
+pb=""
+mkdir "$work/pb"
+cat >"$work/pb/main.go" <<'EOF'
+// Command pocketbase is PocketBase as its module ships it, for bench/compare.sh.
+package main
+
+import (
+	"log"
+
+	"github.com/pocketbase/pocketbase"
+)
+
+func main() {
+	if err := pocketbase.New().Start(); err != nil {
+		log.Fatal(err)
+	}
+}
+EOF
+if (cd "$work/pb" && go mod init pocketbench && go get "github.com/pocketbase/pocketbase@$pocketbase" &&
+	go mod tidy && go build -o "$work/pocketbase" .) >"$work/pb/build.log" 2>&1; then
+	pb="$work/pocketbase"
+else
+	echo "PocketBase $pocketbase could not be built; its rows are skipped:" >&2
+	tail -5 "$work/pb/build.log" >&2
+fi
+
+# serve NAME CMD...: runs a server in the background; sets pid[NAME] and,
+# from the "listening on URL" line it prints, url[NAME].
+declare -A pid url
+serve() {
+	local name="$1"
+	shift
+	"$@" >"$work/$name.out" 2>"$work/$name.log" &
+	pid[$name]=$!
+	for _ in $(seq 100); do
+		if grep -q 'listening on' "$work/$name.out"; then
+			url[$name]=$(grep -o 'http://[0-9.:]*' "$work/$name.out" | tail -1)
+			return
+		fi
+		sleep 0.1
+	done
+	echo "$name did not start:" >&2
+	cat "$work/$name.out" "$work/$name.log" >&2
+	exit 1
+}
+
+# rentapi ENGINE DSN: serves DSN with the per-second limits off and seeds
+# one landlord with 1,000 bills (10 rooms × 100 months: key[ENGINE]) to
+# list, and WRITERS landlords of 200 rooms of one month each, for the
+# writes to make new readings in (writes-ENGINE.lua, writes-ENGINE-1.lua
+# for the first landlord alone).
+declare -A key
+rentapi() {
+	local engine="$1" dsn="$2" writers="$3"
+	serve "$engine" env RENTAPI_DB="$dsn" RENTAPI_SECRET_FILE="$work/secret-$engine" "$rentapi" serve --addr 127.0.0.1:0 --rate-limits=false
+	local seed=("$cycle" -db "$dsn" -secret-file "$work/secret-$engine") keys writers_keys
+	key[$engine]=$("${seed[@]}" -bills 1000 seed 2>>"$work/seed.log") || { cat "$work/seed.log" >&2; exit 1; }
+	keys=$("${seed[@]}" -bills 200 -months 1 -landlords "$writers" seed 2>>"$work/seed.log") || { cat "$work/seed.log" >&2; exit 1; }
+	mapfile -t writers_keys <<<"$keys"
+	"$cycle" -url "${url[$engine]}" lua "${writers_keys[@]}" >"$work/writes-$engine.lua"
+	"$cycle" -url "${url[$engine]}" lua "${writers_keys[0]}" >"$work/writes-$engine-1.lua"
+}
+
+echo "seeding..." >&2
+rentapi sqlite "sqlite:$work/bench.db" 1
+engines=(sqlite)
+if [ -n "${RENTAPI_BENCH_POSTGRES:-}" ]; then
+	schema="bench_$RANDOM$RANDOM"
+	psql -q "$RENTAPI_BENCH_POSTGRES" -c "CREATE SCHEMA $schema"
+	sep='?'; [[ "$RENTAPI_BENCH_POSTGRES" == *\?* ]] && sep='&'
+	rentapi postgres "$RENTAPI_BENCH_POSTGRES${sep}search_path=$schema" 20
+	engines+=(postgres)
+else
+	echo "RENTAPI_BENCH_POSTGRES is not set: no PostgreSQL rows" >&2
+fi
+curl -sf -o "$work/bills.json" -H "Authorization: Bearer ${key[sqlite]}" "${url[sqlite]}/v1/bills?limit=20"
+serve bare "$work/baseline" -body "$work/bills.json"
+# pocketbase: serves PocketBase with a superuser and the bills collection
+# (see cycle's pocketbase); sets url[pocketbase] and pbtoken.
+pocketbase() {
+	"$pb" superuser upsert "${superuser%%:*}" "${superuser#*:}" --dir "$work/pb_data" >/dev/null || return 1
+	"$pb" serve --http 127.0.0.1:0 --dir "$work/pb_data" >"$work/pocketbase.out" 2>"$work/pocketbase.log" &
+	pid[pocketbase]=$!
+	# PocketBase prints the address it was given, not the port it got.
+	local port=""
+	for _ in $(seq 100); do
+		port=$(ss -ltnpH 2>/dev/null | grep "pid=${pid[pocketbase]}," | grep -o '127.0.0.1:[0-9]*' | head -1 || true)
+		[ -n "$port" ] && curl -sf -o /dev/null "http://$port/api/health" && break
+		sleep 0.1
+	done
+	url[pocketbase]="http://$port"
+	pbtoken=$("$cycle" -url "${url[pocketbase]}" -superuser "$superuser" -like "$work/bills.json" -records 1000 -record "$work/record.json" pocketbase)
+}
+if [ -n "$pb" ] && ! pocketbase; then
+	echo "PocketBase did not start or could not be seeded; its rows are skipped:" >&2
+	cat "$work/pocketbase.log" >&2
+	pb=""
+fi
+
+# The targets, in the order of the table; rounds rotate it.
+targets=(bare get-sqlite)
+[ -n "${url[postgres]:-}" ] && targets+=(get-postgres)
+[ -n "$pb" ] && targets+=(get-pocketbase)
+targets+=(post-sqlite)
+[ -n "${url[postgres]:-}" ] && targets+=(post-postgres-20 post-postgres-1)
+[ -n "$pb" ] && targets+=(post-pocketbase)
+declare -A label=(
+	[bare]="bare net/http, the same $(wc -c <"$work/bills.json") bytes"
+	[get-sqlite]="GET /v1/bills?limit=20, SQLite, 1,000 bills"
+	[get-postgres]="same on PostgreSQL"
+	[get-pocketbase]="PocketBase $pocketbase list 20 of 1,000, skipTotal=1"
+	[post-sqlite]="POST /v1/meter-readings, SQLite"
+	[post-postgres-20]="same on PostgreSQL, 20 landlords"
+	[post-postgres-1]="same on PostgreSQL, one landlord"
+	[post-pocketbase]="PocketBase create record"
+)
+# months[FILE] is how far the writes over a landlords file have gone.
+declare -A months
+
+# measure TARGET ROUND: one wrk run; appends "rps p50 p99 bad" to
+# res-TARGET, p50 and p99 in ms, bad the answers that were not the
+# success expected (by status) and wrk's socket errors.
+measure() {
+	local t="$1" r="$2" out="$work/wrk-$1-$2.txt"
+	local wrk=(wrk -t"$threads" -c"$conns" -d"$duration" --latency)
+	local data
+	case "$t" in
+	bare) "${wrk[@]}" "${url[bare]}/v1/bills?limit=20" ;;
+	get-sqlite | get-postgres)
+		"${wrk[@]}" -H "Authorization: Bearer ${key[${t#get-}]}" "${url[${t#get-}]}/v1/bills?limit=20" ;;
+	get-pocketbase)
+		"${wrk[@]}" -H "Authorization: $pbtoken" "${url[pocketbase]}/api/collections/bills/records?perPage=20&skipTotal=1" ;;
+	post-sqlite | post-postgres-20 | post-postgres-1)
+		local engine=${t#post-}
+		engine=${engine%-*}
+		data="$work/writes-$engine.lua"
+		[ "$t" = post-postgres-1 ] && data="$work/writes-postgres-1.lua"
+		# Both postgres files name the first landlord's rooms: one count.
+		local m="$work/months-$engine"
+		"${wrk[@]}" -s bench/wrk.lua "${url[$engine]}/v1/meter-readings" -- readings "$data" "${months[$m]:-0}" "$threads" "$$-$t-$r" ;;
+	post-pocketbase)
+		"${wrk[@]}" -s bench/wrk.lua -H "Authorization: $pbtoken" "${url[pocketbase]}/api/collections/bills/records" -- body "$work/record.json" ;;
+	esac >"$out" 2>&1 || { echo "wrk failed on $t:" >&2; cat "$out" >&2; exit 1; }
+	if [[ "$t" == post-sqlite || "$t" == post-postgres-* ]]; then
+		months[$m]=$(( ${months[$m]:-0} + $(awk '/^months / {m = $2} END {print m + 0}' "$out") ))
+	fi
+	local ok=2xx
+	[[ "$t" == post-[sp]* && "$t" != post-pocketbase ]] && ok=201
+	awk -v ok="$ok" '
+		function ms(v) {
+			if (v ~ /us$/) return v / 1000
+			if (v ~ /ms$/) return v + 0
+			if (v ~ /m$/) return v * 60000
+			return v * 1000
+		}
+		/^Requests\/sec:/ { rps = $2 }
+		$1 == "50%" { p50 = ms($2) }
+		$1 == "99%" { p99 = ms($2) }
+		/Non-2xx or 3xx responses:/ { non2xx = $NF }
+		/Socket errors:/ { gsub(",", ""); for (i = 3; i <= NF; i += 2) if ($(i+1) > 0) bad = bad sep $i "×" $(i+1); sep = " " }
+		/^status / {
+			statuses = 1
+			if (ok == "201" ? $2 != 201 : $2 !~ /^2/) { bad = bad sep $2 "×" $3; sep = " " }
+		}
+		END {
+			if (!statuses && non2xx > 0) { bad = bad sep "non-2xx×" non2xx }
+			printf "%s %s %s %s\n", rps, p50, p99, (bad == "" ? "0" : bad)
+		}' "$out" >>"$work/res-$t"
+}
+
+echo "compare — rentapi $built, wrk -t$threads -c$conns -d$duration --latency, $rounds rounds, $(nproc) cores (load generator included), $(go version | cut -d' ' -f3)"
+n=${#targets[@]}
+for ((r = 0; r < rounds; r++)); do
+	shift=$((r * n / rounds))
+	order=("${targets[@]:shift}" "${targets[@]:0:shift}")
+	echo "round $((r + 1)): ${order[*]}" >&2
+	for t in "${order[@]}"; do measure "$t" "$r"; done
+done
+
+# median FILE COLUMN: the median of a column over the rounds (the lower
+# middle one when the rounds are even).
+median() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+bare_rps=$(median "$work/res-bare" 1)
+printf '\n| target | req/s | p50 ms | p99 ms | × bare | non-2xx | req/s by round |\n|---|---|---|---|---|---|---|\n'
+for t in "${targets[@]}"; do
+	f="$work/res-$t"
+	rps=$(median "$f" 1)
+	printf '| %s | %.0f | %.2f | %.2f | %.3f | %s | %s |\n' "${label[$t]}" "$rps" "$(median "$f" 2)" "$(median "$f" 3)" \
+		"$(awk -v a="$rps" -v b="$bare_rps" 'BEGIN {print a / b}')" \
+		"$(awk '{$1 = $2 = $3 = ""; sub(/^ +/, ""); all = all sep $0; sep = "; "; if ($0 != "0") bad = 1} END {print bad ? all : 0}' "$f")" \
+		"$(awk '{printf "%s%.0f", sep, $1; sep = " / "}' "$f")"
+done
+
+# At a fixed rate of half the maximum each engine answered (median), the
+# latencies a server has when it is not saturated; bare at the SQLite rate
+# for scale.
+printf '\nGET /v1/bills?limit=20 at a fixed rate (half the req/s above) for %s, cycle pace:\n' "$duration"
+for engine in "${engines[@]}"; do
+	rate=$(awk -v m="$(median "$work/res-get-$engine" 1)" 'BEGIN {printf "%.0f", m / 2}')
+	[ "$engine" = sqlite ] && sqlite_rate=$rate
+	printf 'fixed rate, %-9s %s\n' "$engine" "$("$cycle" -url "${url[$engine]}" -key "${key[$engine]}" -rate "$rate" -duration "$duration" pace)"
+done
+printf 'fixed rate, %-9s %s\n' bare "$("$cycle" -url "${url[bare]}" -rate "$sqlite_rate" -duration "$duration" pace)"
+
+echo
+echo "peak RSS (VmHWM):"
+for name in "${engines[@]}" pocketbase bare; do
+	[ -n "${pid[$name]:-}" ] || continue
+	printf '  %-10s %s\n' "$name" "$(awk '/^VmHWM/ {printf "%.0f MB", $2 / 1024}' "/proc/${pid[$name]}/status")"
+done
