@@ -79,7 +79,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 	if !validID(acctID) {
 		return nil, rental.Errorf(rental.KindForbidden, "account_not_connected", "The account named in %s is not connected to this application.", accountHeader)
 	}
-	acct, err := s.db.Read().GetAccount(r.Context(), owner.App.ID, acctID)
+	acct := owner.Account // read with the key when the request names it, or the key implies it
+	if acct == nil || acct.ID != acctID {
+		acct, err = s.db.Read().GetAccount(r.Context(), owner.App.ID, acctID)
+	}
 	if rental.IsNotFound(err) || (err == nil && acct.Sandbox != (k.Mode == rental.ModeTest)) {
 		return nil, rental.Errorf(rental.KindForbidden, "account_not_connected", "The account %s is not connected to this application.", acctID)
 	}
@@ -145,7 +148,11 @@ func (s *Server) lookupKey(r *http.Request) (*store.KeyOwner, error) {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || !rental.LooksLikeAPIKey(strings.TrimSpace(key)) {
 		return nil, errInvalidKey
 	}
-	owner, err := s.db.Read().KeyByFingerprint(r.Context(), s.secret.Fingerprint(strings.TrimSpace(key)))
+	hint := r.Header.Get(accountHeader)
+	if !validID(hint) {
+		hint = "" // never sent to the database; authenticate refuses it
+	}
+	owner, err := s.db.Read().KeyForRequest(r.Context(), s.secret.Fingerprint(strings.TrimSpace(key)), hint)
 	if rental.IsNotFound(err) {
 		return nil, errInvalidKey
 	}

@@ -100,6 +100,10 @@ func (resp response) write(w http.ResponseWriter) {
 	for k, v := range resp.header {
 		w.Header()[k] = v
 	}
+	if len(resp.body) > 0 {
+		// Known length: the body goes out in one piece, not chunked.
+		w.Header().Set("Content-Length", strconv.Itoa(len(resp.body)))
+	}
 	w.WriteHeader(resp.status)
 	if len(resp.body) > 0 {
 		w.Write(resp.body)

@@ -274,15 +274,24 @@ const accountColumns = `a.id, a.application_id, a.landlord_id, l.name, l.plan, l
 
 func scanAccount(sc interface{ Scan(...any) error }) (rental.Account, error) {
 	var a rental.Account
+	dest, finish := accountDest(&a)
+	err := sc.Scan(dest...)
+	finish()
+	return a, err
+}
+
+// accountDest returns the scan destinations of accountColumns for a, and
+// what completes a once they are scanned.
+func accountDest(a *rental.Account) ([]any, func()) {
 	var scopes, plan string
 	var revoked sql.NullInt64
 	var created, updated int64
-	err := sc.Scan(&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated)
-	a.Plan = rental.LandlordPlan(plan)
-	a.Revoked = revoked.Valid
-	a.Granted, _ = rental.ParseScopes(scopes)
-	a.CreatedAt, a.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return a, err
+	return []any{&a.ID, &a.ApplicationID, &a.LandlordID, &a.Name, &plan, &a.QRPayments, &a.Sandbox, &revoked, &scopes, &created, &updated}, func() {
+		a.Plan = rental.LandlordPlan(plan)
+		a.Revoked = revoked.Valid
+		a.Granted, _ = rental.ParseScopes(scopes)
+		a.CreatedAt, a.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	}
 }
 
 // GetAccount returns an account of the application, revoked or not; an
@@ -417,6 +426,8 @@ type KeyOwner struct {
 	Key       rental.APIKey
 	App       rental.Application
 	Developer rental.Developer
+	// Account is the account KeyForRequest read with the key, if any.
+	Account *rental.Account
 }
 
 const keyColumns = `k.id, k.application_id, k.name, k.mode, k.prefix, k.last4, k.scopes, k.account_id, k.expires_at, k.revoked_at, k.rotated_from, k.created_at, k.last_used_at`
@@ -475,16 +486,38 @@ func (q *Queries) getKey(ctx context.Context, where string, arg any) (*rental.AP
 // KeyByFingerprint finds the key with this fingerprint and its owners. Whether
 // it is expired or revoked is for the caller to judge against its clock.
 func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string) (*KeyOwner, error) {
+	return q.KeyForRequest(ctx, fingerprint, "")
+}
+
+// joinedAccountColumns are accountColumns from an outer join: absent, the
+// account reads as an empty ID.
+const joinedAccountColumns = `COALESCE(a.id, ''), COALESCE(a.application_id, ''), COALESCE(a.landlord_id, ''), COALESCE(l.name, ''),
+	COALESCE(l.plan, ''), COALESCE(l.qr_payments, FALSE), COALESCE(a.sandbox, FALSE),
+	a.revoked_at, COALESCE(a.scopes, ''), COALESCE(a.created_at, 0), COALESCE(a.updated_at, 0)`
+
+// KeyForRequest is KeyByFingerprint that also reads, in the same query (one
+// round trip on every request instead of two), the account a request with
+// this key most likely acts on: the one it names (accountHint, the
+// SERVICE-Account header), else the key's bound account, else a test key's
+// sandbox. KeyOwner.Account is that account of the key's application when it
+// exists. Which account the request may act on stays the caller's to
+// decide; when that is not this one, it looks it up itself.
+func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint string) (*KeyOwner, error) {
 	var o KeyOwner
 	var appScopes, plan string
 	var created int64
+	var acct rental.Account
+	acctDest, finishAcct := accountDest(&acct)
 	row := q.c.QueryRowContext(ctx, `SELECT `+keyColumns+`,
-			a.developer_id, a.name, a.disabled, a.scopes, a.sandbox_account_id,
-			d.plan, d.suspended, d.invoice_overdue, d.created_at
-		FROM api_keys k JOIN applications a ON a.id = k.application_id JOIN developers d ON d.id = a.developer_id
-		WHERE k.fingerprint = $1`, fingerprint)
-	err := scanKey(row, &o.Key, &o.App.DeveloperID, &o.App.Name, &o.App.Disabled, &appScopes, &o.App.SandboxAccountID,
-		&plan, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &created)
+			ap.developer_id, ap.name, ap.disabled, ap.scopes, ap.sandbox_account_id,
+			d.plan, d.suspended, d.invoice_overdue, d.created_at, `+joinedAccountColumns+`
+		FROM api_keys k JOIN applications ap ON ap.id = k.application_id JOIN developers d ON d.id = ap.developer_id
+		LEFT JOIN accounts a ON a.application_id = ap.id
+			AND a.id = COALESCE(NULLIF($2, ''), k.account_id, CASE WHEN k.mode = 'test' THEN ap.sandbox_account_id END)
+		LEFT JOIN landlords l ON l.id = a.landlord_id
+		WHERE k.fingerprint = $1`, fingerprint, accountHint)
+	err := scanKey(row, &o.Key, append([]any{&o.App.DeveloperID, &o.App.Name, &o.App.Disabled, &appScopes, &o.App.SandboxAccountID,
+		&plan, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &created}, acctDest...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("key", "")
 	}
@@ -494,6 +527,9 @@ func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string) (*Ke
 	o.App.ID = o.Key.ApplicationID
 	o.App.Scopes, _ = rental.ParseScopes(appScopes)
 	o.Developer.ID, o.Developer.Plan, o.Developer.CreatedAt = o.App.DeveloperID, rental.DeveloperPlan(plan), rental.UnixMilli(created)
+	if finishAcct(); acct.ID != "" {
+		o.Account = &acct
+	}
 	return &o, nil
 }
 

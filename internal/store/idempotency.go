@@ -47,6 +47,19 @@ type StoredResponse struct {
 // method, path and body). On Claimed it returns a token that Complete and
 // Release must present; on Replay the stored response.
 func (db *DB) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprint string) (Claim, int64, *StoredResponse, error) {
+	// A new key, the common case, is claimed by one statement; a key seen
+	// before (a replay, a mismatch, a takeover, an expired row) is looked at
+	// in a transaction.
+	now := ms(db.now())
+	res, err := db.writer().ExecContext(ctx, `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
+		VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT DO NOTHING`,
+		k.ApplicationID, k.AccountID, k.Key, fingerprint, now, now+IdempotencyRetention.Milliseconds())
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("store: idempotency claim: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return Claimed, now, nil, nil
+	}
 	for range 3 {
 		claim, token, resp, err := db.tryClaim(ctx, k, fingerprint)
 		if err != nil && isUniqueViolation(err) {

@@ -128,25 +128,35 @@ type ReadingInput struct {
 // it). Previous values default to the room's latest earlier reading, or 0.
 // A second reading of the month is 409 resource_exists naming the first.
 func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in ReadingInput) (*rental.Reading, error) {
-	room, err := tx.GetRoom(ctx, acct, in.RoomID)
+	// The room and its property's rates in one look (a reading needs no
+	// more of either), then one at the room's latest reading.
+	var room rental.Room
+	var prop rental.Property
+	var flat sql.NullInt64
+	err := tx.c.QueryRowContext(ctx, `SELECT r.id, r.number, r.property_id, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount
+		FROM rooms r JOIN properties p ON p.id = r.property_id WHERE r.landlord_id = $1 AND r.id = $2`, acct.LandlordID, in.RoomID).
+		Scan(&room.ID, &room.Number, &room.PropertyID, &prop.ElectricityRate, &prop.WaterBilling, &prop.WaterRate, &flat)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("room", in.RoomID)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("store: room of reading: %w", err)
 	}
-	prop, err := tx.GetProperty(ctx, acct, room.PropertyID)
-	if err != nil {
-		return nil, err
+	if flat.Valid {
+		prop.WaterFlatAmount = &flat.Int64
 	}
-	switch old, err := tx.roomReading(ctx, acct, room.ID, in.Month); {
-	case err == nil:
-		return nil, rental.ReadingExists(room.Number, in.Month, old.ID)
-	case !rental.IsNotFound(err):
-		return nil, err
-	}
+	// One look at the room's latest reading up to the month: the month's own
+	// (it exists already) or the one before (where the meters start from).
 	var ePrev, wPrev rental.Quantity
-	err = tx.c.QueryRowContext(ctx, `SELECT e_current, w_current FROM meter_readings WHERE landlord_id = $1 AND room_id = $2 AND month < $3
-		ORDER BY month DESC LIMIT 1`, acct.LandlordID, room.ID, in.Month).Scan(&ePrev, &wPrev)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	var latestID, latestMonth string
+	err = tx.c.QueryRowContext(ctx, `SELECT id, month, e_current, w_current FROM meter_readings WHERE landlord_id = $1 AND room_id = $2 AND month <= $3
+		ORDER BY month DESC LIMIT 1`, acct.LandlordID, room.ID, in.Month).Scan(&latestID, &latestMonth, &ePrev, &wPrev)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
 		return nil, fmt.Errorf("store: previous reading: %w", err)
+	case latestMonth == in.Month:
+		return nil, rental.ReadingExists(room.Number, in.Month, latestID)
 	}
 	r := rental.Reading{ID: rental.NewID(rental.PrefixReading), Object: "meter_reading", RoomID: room.ID, PropertyID: room.PropertyID,
 		Month: in.Month, Currency: rental.Currency, CreatedAt: rental.Time{Time: tx.Now}, UpdatedAt: rental.Time{Time: tx.Now}}

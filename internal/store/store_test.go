@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -81,6 +82,59 @@ func TestKeys(t *testing.T) {
 		n, _ := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint("new"))
 		if n.Key.RevokedAt == nil {
 			t.Fatal("revoked key has no revoked_at")
+		}
+	})
+}
+
+// TestKeyForRequest: the key lookup reads, in the same query, the account
+// the request names or the key implies, exactly as GetAccount would return
+// it; an account of another application, or none at all, is not read.
+func TestKeyForRequest(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		other := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		sec := storetest.Secret(t)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		foreign := other.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		test := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest, Name: "test"})
+		bound := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
+		unbound := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive})
+		for _, c := range []struct {
+			name, key, hint, want string
+		}{
+			{"test key: its sandbox", test, "", f.App.SandboxAccountID},
+			{"bound key", bound, "", acct.ID},
+			{"bound key naming another account: that one is read", bound, f.App.SandboxAccountID, f.App.SandboxAccountID},
+			{"unbound key without a header", unbound, "", ""},
+			{"unbound key naming its account", unbound, acct.ID, acct.ID},
+			{"unbound key naming another application's account", unbound, foreign.ID, ""},
+			{"unbound key naming no account", unbound, "acct_nothing", ""},
+		} {
+			o, err := e.DB.Read().KeyForRequest(ctx, sec.Fingerprint(c.key), c.hint)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if c.want == "" {
+				if o.Account != nil {
+					t.Errorf("%s: read account %s", c.name, o.Account.ID)
+				}
+				continue
+			}
+			want, err := e.DB.Read().GetAccount(ctx, f.App.ID, c.want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Account == nil || !reflect.DeepEqual(*o.Account, *want) {
+				t.Errorf("%s: read %+v, want %+v", c.name, o.Account, want)
+			}
+		}
+		// A revoked link is read as revoked.
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, acct.ID) }); err != nil {
+			t.Fatal(err)
+		}
+		if o, err := e.DB.Read().KeyForRequest(ctx, sec.Fingerprint(bound), ""); err != nil || o.Account == nil || !o.Account.Revoked {
+			t.Fatalf("revoked link: %+v, %v", o, err)
 		}
 	})
 }
