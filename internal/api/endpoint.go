@@ -169,16 +169,17 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 // before the commit. A 4xx rolls the work back but is still kept; a 5xx
 // keeps nothing.
 func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response) error) response {
-	tx, err := s.db.Begin(c.ctx)
+	var tx *store.Tx
+	var err error
+	if c.appLevel {
+		tx, err = s.db.Begin(c.ctx)
+	} else {
+		tx, err = s.db.BeginClaimed(c.ctx, c.acct())
+	}
 	if err != nil {
 		return s.renderError(c.ctx, err)
 	}
 	defer tx.Rollback()
-	if !c.appLevel {
-		if err := tx.Claim(c.ctx, c.acct()); err != nil {
-			return s.renderError(c.ctx, err)
-		}
-	}
 	c.tx, c.q = tx, &tx.Queries
 	resp := s.run(c, h)
 	if !keepable(resp.status) {

@@ -69,6 +69,8 @@ type DB struct {
 	wait time.Duration
 	// friendURL is Options.AddFriendURL.
 	friendURL string
+	// turns queues the process's writers of each landlord.
+	turns turns
 }
 
 // Options tune Open. The zero value is the production setting.
@@ -525,6 +527,8 @@ type Tx struct {
 	quiet bool
 	// claimed is the landlord whose clock this transaction holds.
 	claimed string
+	// release gives the landlord's turn to the next writer (BeginClaimed).
+	release func()
 }
 
 // WriteWait is how long a request waits for a database connection (a
@@ -553,7 +557,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 
 // Commit commits the transaction.
 func (tx *Tx) Commit() error {
-	defer tx.conn.Close()
+	defer tx.done()
 	if tx.claimed != "" && tx.lastEvent > ms(tx.Now) {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
 		if _, err := tx.c.ExecContext(context.Background(), `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, tx.claimed, tx.lastEvent); err != nil {
@@ -570,11 +574,20 @@ func (tx *Tx) Commit() error {
 // Rollback abandons the transaction; after Commit it does nothing.
 func (tx *Tx) Rollback() error {
 	err := tx.tx.Rollback()
-	tx.conn.Close()
+	tx.done()
 	if errors.Is(err, sql.ErrTxDone) {
 		return nil
 	}
 	return err
+}
+
+// done gives the connection back to the pool and the landlord's turn to
+// the next writer; a second call does nothing.
+func (tx *Tx) done() {
+	tx.conn.Close()
+	if tx.release != nil {
+		tx.release()
+	}
 }
 
 // Claim makes the transaction the landlord's only writer until it ends: it

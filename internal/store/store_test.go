@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -529,6 +530,62 @@ func TestConnectionWaitIsBounded(t *testing.T) {
 		held.Close()
 		if _, err := db.Read().CountDevelopers(ctx); err != nil {
 			t.Fatalf("a read after the connection came back: %v", err)
+		}
+	})
+}
+
+// TestBeginClaimedQueues: a process's writers of one landlord take turns
+// before they reach the database (the second begins only once the first is
+// done, and after it on the landlord's clock), writers of another landlord
+// do not wait, and a writer that gives up while waiting leaves the queue.
+func TestBeginClaimedQueues(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		a := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		b := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		first, err := e.DB.BeginClaimed(ctx, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := make(chan *store.Tx)
+		go func() {
+			tx, err := e.DB.BeginClaimed(ctx, a)
+			if err != nil {
+				t.Error(err)
+			}
+			began <- tx
+		}()
+		if e.DB.Engine() == store.Postgres { // SQLite's one write connection is a queue of its own
+			other, err := e.DB.BeginClaimed(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other.Rollback()
+		}
+		gaveUp, cancel := context.WithCancel(ctx)
+		quit := make(chan error)
+		go func() {
+			_, err := e.DB.BeginClaimed(gaveUp, a)
+			quit <- err
+		}()
+		cancel()
+		if err := <-quit; !errors.Is(err, context.Canceled) {
+			t.Fatalf("a writer that gave up: %v", err)
+		}
+		select {
+		case <-began:
+			t.Fatal("the second writer began while the first held the landlord")
+		case <-time.After(100 * time.Millisecond):
+		}
+		firstNow := first.Now
+		if err := first.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		second := <-began
+		defer second.Rollback()
+		if !second.Now.After(firstNow) {
+			t.Fatalf("second writer's time %v is not after the first's %v", second.Now, firstNow)
 		}
 	})
 }

@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"rentapi/internal/rental"
+)
+
+// turns queues this process's writers of each landlord, so that at most one
+// of them at a time is in the database. Writes of one landlord are serial
+// anyway (each holds the landlord's row lock until it commits, see Claim);
+// without the queue, every waiting writer would hold a pooled connection
+// while PostgreSQL queues it on that lock, leaving none for other landlords,
+// and every commit would wake them all to fight for the lock again. Writers
+// in other processes still wait on the row lock itself: the queue is only
+// what makes one process's own waiting cheap.
+type turns struct {
+	mu sync.Mutex
+	m  map[string]*turn
+}
+
+// turn is one landlord's queue: a token passed from writer to writer (a
+// channel's blocked senders are served in order), and how many writers hold
+// or wait for it, so an idle landlord's queue is dropped.
+type turn struct {
+	token   chan struct{}
+	holders int
+}
+
+// take waits for landlordID's turn; release gives it to the next writer.
+// The wait ends with ctx.
+func (t *turns) take(ctx context.Context, landlordID string) (release func(), err error) {
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = map[string]*turn{}
+	}
+	tn := t.m[landlordID]
+	if tn == nil {
+		tn = &turn{token: make(chan struct{}, 1)}
+		t.m[landlordID] = tn
+	}
+	tn.holders++
+	t.mu.Unlock()
+	select {
+	case tn.token <- struct{}{}:
+		var once sync.Once
+		return func() {
+			once.Do(func() {
+				<-tn.token
+				t.leave(landlordID, tn)
+			})
+		}, nil
+	case <-ctx.Done():
+		t.leave(landlordID, tn)
+		return nil, ctx.Err()
+	}
+}
+
+func (t *turns) leave(landlordID string, tn *turn) {
+	t.mu.Lock()
+	if tn.holders--; tn.holders == 0 {
+		delete(t.m, landlordID)
+	}
+	t.mu.Unlock()
+}
+
+// BeginClaimed begins a write transaction of acct's landlord and claims it
+// (see Claim), after this process's earlier writers of the same landlord
+// are done (see turns). Waiting for the turn and for a connection together
+// is bounded like Begin's wait: beyond it, the service is unavailable.
+func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, error) {
+	wait, cancel := context.WithTimeout(ctx, db.wait)
+	release, err := db.turns.take(wait, acct.LandlordID)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, unavailable(err)
+		}
+		return nil, err
+	}
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	tx.release = release
+	if err := tx.Claim(ctx, acct); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	return tx, nil
+}
