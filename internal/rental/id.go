@@ -87,7 +87,10 @@ const TimeLayout = "2006-01-02T15:04:05Z"
 
 // MarshalJSON writes the instant in TimeLayout.
 func (t Time) MarshalJSON() ([]byte, error) {
-	return []byte(`"` + t.UTC().Format(TimeLayout) + `"`), nil
+	b := make([]byte, 0, len(TimeLayout)+2)
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, TimeLayout)
+	return append(b, '"'), nil
 }
 
 // UnixMilli converts milliseconds since the epoch, as stored, into a Time.

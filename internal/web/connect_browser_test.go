@@ -173,6 +173,20 @@ func shoot(ctx context.Context, t *testing.T, name string) {
 	}
 }
 
+// stylesheetApplied reports whether the page's stylesheet applies, waiting
+// up to 10 s for it to load: on a busy machine the page can be there before
+// its stylesheet is.
+func stylesheetApplied(ctx context.Context) (bool, error) {
+	for range 100 {
+		styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
+		if err != nil || styled {
+			return styled, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false, nil
+}
+
 // screen is a window pages are looked at in.
 type screen struct {
 	w, h   int64
@@ -210,7 +224,7 @@ func fitScreen(ctx context.Context, t *testing.T, name string, size screen) {
 	if len(wide) > 0 {
 		t.Errorf("%s at %d px: wider than the window: %v", name, size.w, wide)
 	}
-	styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
+	styled, err := stylesheetApplied(ctx)
 	if err != nil || !styled {
 		t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
 	}

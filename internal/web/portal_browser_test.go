@@ -89,7 +89,7 @@ func TestPortalInChromium(t *testing.T) {
 	}
 	check := func(name string, width, height int64) {
 		t.Helper()
-		styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
+		styled, err := stylesheetApplied(ctx)
 		if err != nil || !styled {
 			t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
 		}
