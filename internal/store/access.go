@@ -472,19 +472,28 @@ func (q *Queries) getKey(ctx context.Context, where string, arg any) (*rental.AP
 	return &k, nil
 }
 
-// KeyByFingerprint finds the key with this fingerprint and its owners. Whether
-// it is expired or revoked is for the caller to judge against its clock.
-func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string) (*KeyOwner, error) {
+// KeyByFingerprint finds the key with this fingerprint and its owners, in
+// one indexed query (it runs on every request). The developer's plan is the
+// one in effect at now (a downgrade counts from its 1st on without anything
+// having written it), and InvoiceOverdue is set while an invoice is open
+// past its due time at now, or the operator's flag is set: both flip on
+// time, on every process, no job needed. Whether the key is expired or
+// revoked is for the caller to judge against its clock.
+func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string, now time.Time) (*KeyOwner, error) {
 	var o KeyOwner
 	var appScopes, plan string
+	var pending sql.NullString
+	var from sql.NullInt64
 	var created int64
 	row := q.c.QueryRowContext(ctx, `SELECT `+keyColumns+`,
 			a.developer_id, a.name, a.disabled, a.scopes, a.sandbox_account_id,
-			d.plan, d.suspended, d.invoice_overdue, d.created_at
+			d.plan, d.pending_plan, d.pending_from, d.suspended,
+			d.invoice_overdue OR EXISTS (SELECT 1 FROM invoices i WHERE i.developer_id = d.id AND i.status = 'open' AND i.due_at < $2),
+			d.created_at
 		FROM api_keys k JOIN applications a ON a.id = k.application_id JOIN developers d ON d.id = a.developer_id
-		WHERE k.fingerprint = $1`, fingerprint)
+		WHERE k.fingerprint = $1`, fingerprint, ms(now))
 	err := scanKey(row, &o.Key, &o.App.DeveloperID, &o.App.Name, &o.App.Disabled, &appScopes, &o.App.SandboxAccountID,
-		&plan, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &created)
+		&plan, &pending, &from, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("key", "")
 	}
@@ -493,7 +502,8 @@ func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string) (*Ke
 	}
 	o.App.ID = o.Key.ApplicationID
 	o.App.Scopes, _ = rental.ParseScopes(appScopes)
-	o.Developer.ID, o.Developer.Plan, o.Developer.CreatedAt = o.App.DeveloperID, rental.DeveloperPlan(plan), rental.UnixMilli(created)
+	st := rental.PlanState{Plan: rental.DeveloperPlan(plan), Pending: rental.DeveloperPlan(pending.String), PendingFrom: optTime(from)}
+	o.Developer.ID, o.Developer.Plan, o.Developer.CreatedAt = o.App.DeveloperID, st.At(now), rental.UnixMilli(created)
 	return &o, nil
 }
 

@@ -21,7 +21,7 @@ func TestKeys(t *testing.T) {
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
 		sec := storetest.Secret(t)
 		text := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest, Name: "k"})
-		o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+		o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text), e.Clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestKeys(t *testing.T) {
 		if rotated.RotatedFrom != o.Key.ID || rotated.Mode != o.Key.Mode || rotated.Scopes.String() != o.Key.Scopes.String() {
 			t.Fatalf("rotated %+v", rotated)
 		}
-		old, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+		old, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text), e.Clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestKeys(t *testing.T) {
 		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, rotated.ID) }); err != nil {
 			t.Fatal(err)
 		}
-		n, _ := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint("new"))
+		n, _ := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint("new"), e.Clock.Now())
 		if n.Key.RevokedAt == nil {
 			t.Fatal("revoked key has no revoked_at")
 		}
@@ -198,7 +198,7 @@ func TestOperatorControls(t *testing.T) {
 		}
 		suspended := func() (bool, bool) {
 			text := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest})
-			o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+			o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text), e.Clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}
