@@ -41,6 +41,11 @@ var adminTools = []adminTool{
 	{"enable-app", "accept an application's keys again", setupAppDisabled(false), ""},
 	{"list-keys", "list an application's keys, newest first, one tab-separated line each", setupListKeys, listKeysDetails},
 	{"revoke-key", "revoke an API key: refused (401) from its next request on", setupRevokeKey, ""},
+	{"set-plan", "put a developer on a plan at once (Enterprise is set only here)", setupSetPlan, ""},
+	{"invoice list", "list invoices [--developer dev_...] [--status open|paid|void]", setupInvoiceList, invoiceListDetails},
+	{"invoice pay", "mark an open invoice paid: INV-YYYY-NNNNNN (live requests resume at the next one)", setupInvoiceSettle(true), ""},
+	{"invoice void", "cancel an open invoice: INV-YYYY-NNNNNN", setupInvoiceSettle(false), ""},
+	{"invoice close", "make every developer's invoice for a month that ended [--month YYYY-MM]", setupInvoiceClose, invoiceCloseDetails},
 }
 
 // adminUsage lists the tools.
@@ -65,6 +70,15 @@ func (e environment) admin(ctx context.Context, args []string) error {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(e.stdout, adminUsage())
 		return nil
+	}
+	// A tool of a group ("invoice pay") is named by two words; its one
+	// argument, if any (an invoice number), may come before or after the
+	// flags.
+	if len(args) > 1 && slices.ContainsFunc(adminTools, func(t adminTool) bool { return strings.HasPrefix(t.name, args[0]+" ") }) {
+		args = append([]string{args[0] + " " + args[1]}, args[2:]...)
+		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+			args = append(append([]string{args[0]}, args[2:]...), args[1])
+		}
 	}
 	i := slices.IndexFunc(adminTools, func(t adminTool) bool { return t.name == args[0] })
 	if i < 0 {
