@@ -253,7 +253,9 @@ func (s *site) handleUsage(w http.ResponseWriter, r *http.Request, p *rental.Per
 		a.Count = rental.Thousands(a.n)
 		v.Apps = append(v.Apps, *a)
 	}
-	sort.Slice(v.Apps, func(i, j int) bool { return v.Apps[i].n > v.Apps[j].n || v.Apps[i].n == v.Apps[j].n && v.Apps[i].Name < v.Apps[j].Name })
+	sort.Slice(v.Apps, func(i, j int) bool {
+		return v.Apps[i].n > v.Apps[j].n || v.Apps[i].n == v.Apps[j].n && v.Apps[i].Name < v.Apps[j].Name
+	})
 	limits := plan.Limits()
 	v.Used, v.Included, v.Stops = rental.Thousands(used), rental.Thousands(limits.MonthlyIncluded), limits.StopsAtIncluded
 	v.Remaining, v.Extra = rental.Thousands(max(0, limits.MonthlyIncluded-used)), rental.Thousands(plan.ExtraRequests(used))
