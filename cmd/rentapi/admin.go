@@ -71,13 +71,14 @@ func (e environment) admin(ctx context.Context, args []string) error {
 		fmt.Fprintln(e.stdout, adminUsage())
 		return nil
 	}
-	// A tool of a group ("invoice pay") is named by two words; its one
-	// argument, if any (an invoice number), may come before or after the
-	// flags.
+	// A tool of a group ("invoice pay") is named by two words; the one
+	// argument that follows, if it is no flag (an invoice number), is its
+	// --number.
+	var positional string
 	if len(args) > 1 && slices.ContainsFunc(adminTools, func(t adminTool) bool { return strings.HasPrefix(t.name, args[0]+" ") }) {
 		args = append([]string{args[0] + " " + args[1]}, args[2:]...)
 		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
-			args = append(append([]string{args[0]}, args[2:]...), args[1])
+			positional, args = args[1], append([]string{args[0]}, args[2:]...)
 		}
 	}
 	i := slices.IndexFunc(adminTools, func(t adminTool) bool { return t.name == args[0] })
@@ -88,6 +89,13 @@ func (e environment) admin(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
 	dbf := e.dbFlags(fs)
 	tool := adminTools[i].setup(ctx, e, fs)
+	if positional != "" {
+		if fs.Lookup("number") != nil {
+			args = append([]string{args[0], "--number", positional}, args[1:]...)
+		} else {
+			args = append(args, positional) // refused by parse: this tool takes none
+		}
+	}
 	synopsis := adminTools[i].summary
 	if d := adminTools[i].details; d != "" {
 		synopsis += "\n\n" + d

@@ -47,14 +47,15 @@ func setupInvoiceList(ctx context.Context, _ environment, fs *flag.FlagSet) func
 }
 
 // setupInvoiceSettle makes invoice pay (pay true) and invoice void: the
-// invoice is named by its number, the one argument.
+// invoice is named by its number, the one argument (or --number).
 func setupInvoiceSettle(pay bool) func(context.Context, environment, *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
 	return func(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
+		num := fs.String("number", "", "the invoice's number, INV-YYYY-NNNNNN (or give it as the argument)")
 		return func(db *store.DB, _ *secret.Secret) (string, error) {
-			if fs.NArg() != 1 {
+			number := *num
+			if number == "" {
 				return "", fmt.Errorf("name one invoice by its number, as INV-2026-000123")
 			}
-			number := fs.Arg(0)
 			if !rental.ValidInvoiceNumber(number) {
 				return "", fmt.Errorf("%q is not an invoice number: they look like INV-2026-000123", number)
 			}
