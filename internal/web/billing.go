@@ -164,12 +164,14 @@ type usageApp struct {
 	n        int64
 }
 
-// chart is the page's bar chart, drawn server-side as SVG: one bar per day.
+// chart is the page's bar chart, drawn server-side as SVG: one bar per day,
+// a guide line at the highest day with its count.
 type chart struct {
-	Width, Height int
-	Bars          []bar
-	Max           string
-	Ticks         []tick
+	Width, Height       int
+	AxisY, TickY, PeakY float64
+	Bars                []bar
+	Max                 string
+	Ticks               []tick
 }
 
 type bar struct {
@@ -265,12 +267,12 @@ func (s *site) handleUsage(w http.ResponseWriter, r *http.Request, p *rental.Per
 	s.render(w, r, http.StatusOK, "portal_usage", portalPage(p, v))
 }
 
-// dayChart draws a month's daily counts as bars in a 600×200 box (the
-// page scales it to its width), with the highest count on the axis and a
-// tick every few days.
+// dayChart draws a month's daily counts as bars in a 600×240 box (the
+// page scales it to its width), with the highest count on a guide line and
+// a tick every five days.
 func dayChart(start, end time.Time, totals map[string]int64) chart {
-	const width, height, top, bottom, left = 600, 200, 10, 24, 4
-	c := chart{Width: width, Height: height}
+	const width, height, top, bottom, left = 600, 240, 40, 32, 4
+	c := chart{Width: width, Height: height, AxisY: height - bottom, TickY: height - 6, PeakY: top}
 	var peak int64
 	for _, n := range totals {
 		peak = max(peak, n)

@@ -241,8 +241,16 @@ func TestBillingInChromium(t *testing.T) {
 	p := newPortal(t, e)
 	b := p.developer("shots@example.com")
 	app := newApp(t, b, rental.AllScopes...)
-	second := newApp(t, b, rental.ScopePropertiesRead)
 	dev := developerID(t, e, app)
+	var second string
+	e.DB.InTx(t.Context(), func(tx *store.Tx) error {
+		a, err := tx.CreateApplication(t.Context(), store.ApplicationSpec{DeveloperID: dev, Name: "Meter Sync", Company: "Baan Soft Co., Ltd.",
+			Scopes: rental.Scopes{rental.ScopeMetersRead}})
+		if err == nil {
+			second = a.ID
+		}
+		return err
+	})
 	inv := makeInvoice(t, e, dev, app)
 	// December so far: two applications, a few days.
 	counts := map[store.UsageCell]int64{}
