@@ -1,7 +1,6 @@
 package rental
 
 import (
-	"fmt"
 	"slices"
 	"time"
 )
@@ -36,15 +35,6 @@ func (s PlanState) At(t time.Time) DeveloperPlan {
 		return s.Pending
 	}
 	return s.Plan
-}
-
-// Settled is the state at t with a pending change whose month has come
-// written into the plan: what to store before changing it again.
-func (s PlanState) Settled(t time.Time) PlanState {
-	if s.At(t) != s.Plan {
-		return PlanState{Plan: s.Pending}
-	}
-	return s
 }
 
 // Change is the state after the developer chooses plan to at now: an
@@ -148,9 +138,4 @@ func (p DeveloperPlan) Name() string {
 // amount.
 func (p DeveloperPlan) ExtraRequests(used int64) int64 {
 	return max(0, used-p.Limits().MonthlyIncluded)
-}
-
-// Describe is a line of text about the plan's limits, for pages.
-func (l PlanLimits) Describe() string {
-	return fmt.Sprintf("%d/s, burst %d, %d requests a month", l.RatePerSecond, l.Burst, l.MonthlyIncluded)
 }
