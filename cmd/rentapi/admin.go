@@ -41,6 +41,11 @@ var adminTools = []adminTool{
 	{"enable-app", "accept an application's keys again", setupAppDisabled(false), ""},
 	{"list-keys", "list an application's keys, newest first, one tab-separated line each", setupListKeys, listKeysDetails},
 	{"revoke-key", "revoke an API key: refused (401) from its next request on", setupRevokeKey, ""},
+	{"set-plan", "put a developer on a plan at once (Enterprise is set only here)", setupSetPlan, ""},
+	{"invoice list", "list invoices [--developer dev_...] [--status open|paid|void]", setupInvoiceList, invoiceListDetails},
+	{"invoice pay", "mark an open invoice paid: INV-YYYY-NNNNNN (live requests resume at the next one)", setupInvoiceSettle(true), ""},
+	{"invoice void", "cancel an open invoice: INV-YYYY-NNNNNN", setupInvoiceSettle(false), ""},
+	{"invoice close", "make every developer's invoice for a month that ended [--month YYYY-MM]", setupInvoiceClose, invoiceCloseDetails},
 }
 
 // adminUsage lists the tools.
@@ -66,6 +71,16 @@ func (e environment) admin(ctx context.Context, args []string) error {
 		fmt.Fprintln(e.stdout, adminUsage())
 		return nil
 	}
+	// A tool of a group ("invoice pay") is named by two words; the one
+	// argument that follows, if it is no flag (an invoice number), is its
+	// --number.
+	var positional string
+	if len(args) > 1 && slices.ContainsFunc(adminTools, func(t adminTool) bool { return strings.HasPrefix(t.name, args[0]+" ") }) {
+		args = append([]string{args[0] + " " + args[1]}, args[2:]...)
+		if len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+			positional, args = args[1], append([]string{args[0]}, args[2:]...)
+		}
+	}
 	i := slices.IndexFunc(adminTools, func(t adminTool) bool { return t.name == args[0] })
 	if i < 0 {
 		fmt.Fprintln(e.stderr, adminUsage())
@@ -74,6 +89,13 @@ func (e environment) admin(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
 	dbf := e.dbFlags(fs)
 	tool := adminTools[i].setup(ctx, e, fs)
+	if positional != "" {
+		if fs.Lookup("number") != nil {
+			args = append([]string{args[0], "--number", positional}, args[1:]...)
+		} else {
+			args = append(args, positional) // refused by parse: this tool takes none
+		}
+	}
 	synopsis := adminTools[i].summary
 	if d := adminTools[i].details; d != "" {
 		synopsis += "\n\n" + d

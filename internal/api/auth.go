@@ -44,7 +44,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 		e.RetryAfter = wait
 		return nil, e
 	}
-	owner, err := s.lookupKey(r)
+	owner, err := s.lookupKey(r, now)
 	if err != nil {
 		if e, ok := rental.AsError(err); ok && e == errInvalidKey {
 			s.limits.failed(r.Context(), ip, now)
@@ -125,7 +125,9 @@ func (s *Server) noteKeyUse(ctx context.Context, keyID string, now time.Time) {
 	}()
 }
 
-// checkLive refuses live requests while an invoice of the developer is overdue.
+// checkLive refuses live requests while an invoice of the developer is
+// overdue (open past its due time, as the key lookup saw it); test mode is
+// never refused for it.
 func (s *Server) checkLive(c *caller) (*caller, error) {
 	if c.mode == rental.ModeLive && c.key.Developer.InvoiceOverdue {
 		return nil, rental.Errorf(rental.KindPaymentRequired, "payment_required", "An invoice of the developer account is overdue; live requests resume once it is paid.")
@@ -142,8 +144,9 @@ func (c *caller) accountID() string {
 	return c.account.ID
 }
 
-// lookupKey reads the bearer key and finds it by fingerprint.
-func (s *Server) lookupKey(r *http.Request) (*store.KeyOwner, error) {
+// lookupKey reads the bearer key and finds it by fingerprint, with its
+// developer's plan and overdue invoices as they stand at now.
+func (s *Server) lookupKey(r *http.Request, now time.Time) (*store.KeyOwner, error) {
 	scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || !rental.LooksLikeAPIKey(strings.TrimSpace(key)) {
 		return nil, errInvalidKey
@@ -152,7 +155,7 @@ func (s *Server) lookupKey(r *http.Request) (*store.KeyOwner, error) {
 	if !validID(hint) {
 		hint = "" // never sent to the database; authenticate refuses it
 	}
-	owner, err := s.db.Read().KeyForRequest(r.Context(), s.secret.Fingerprint(strings.TrimSpace(key)), hint)
+	owner, err := s.db.Read().KeyForRequest(r.Context(), s.secret.Fingerprint(strings.TrimSpace(key)), hint, now)
 	if rental.IsNotFound(err) {
 		return nil, errInvalidKey
 	}

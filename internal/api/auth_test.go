@@ -150,7 +150,7 @@ func TestKeyLifecycle(t *testing.T) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
 		key := h.testKey(f)
-		owner, err := e.DB.Read().KeyByFingerprint(t.Context(), h.sec.Fingerprint(key))
+		owner, err := e.DB.Read().KeyByFingerprint(t.Context(), h.sec.Fingerprint(key), e.Clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestKeyLifecycle(t *testing.T) {
 		want(t, h.do(req{key: newKey, method: "GET", path: "/v1/account"}), http.StatusOK)
 
 		// Revoking stops a key at once.
-		n, _ := e.DB.Read().KeyByFingerprint(t.Context(), h.sec.Fingerprint(newKey))
+		n, _ := e.DB.Read().KeyByFingerprint(t.Context(), h.sec.Fingerprint(newKey), e.Clock.Now())
 		if err := e.DB.InTx(t.Context(), func(tx *store.Tx) error { return tx.RevokeAPIKey(t.Context(), n.Key.ID) }); err != nil {
 			t.Fatal(err)
 		}

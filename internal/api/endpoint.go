@@ -100,7 +100,7 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 		// Counted as the status is written, before the client can send its next request.
 		w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
 			if billable(status) && cl.account != nil {
-				s.meter.add(counter, now)
+				s.meter.add(counter)
 			}
 		}}
 		if scope != "" && !cl.scopes.Has(scope) {

@@ -85,6 +85,8 @@ var errorCodes = []ErrorCode{
 		"Use a key with the scope; if the landlord's grant lacks it, add the scope to the application and have the landlord approve the connect link again."},
 	{"plan_limit_reached", 403, on(WhereAPI, WherePages), "The landlord's plan is full for properties or rooms, or the developer's plan for webhook endpoints.",
 		"Delete something first, or ask the landlord (or, for endpoints, change your plan) for a larger plan. Retrying does not help."},
+	{"plan_not_self_service", 403, on(WherePages), "A developer choosing the Enterprise plan in the portal: it is agreed with the service, not chosen.",
+		"Contact the service; an operator moves the account to Enterprise."},
 	{"test_mode_only", 403, on(WhereAPI), "A test helper called with a live key.",
 		"Use a test key (`svc_test_…`): test helpers work only on sandboxes."},
 	{"resource_not_found", 404, on(WhereAPI, WhereProvider, WherePages), "No object with this ID in the account (an ID of another account gets the same answer).",

@@ -171,14 +171,16 @@ func TestEveryErrorCode(t *testing.T) {
 			{"monthly_quota_exceeded", 429, func(t *testing.T) *result {
 				g := h.fixture(rental.PlanFree)
 				k := h.liveKey(g, g.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes).ID)
-				if _, err := e.DB.AddUsage(ctx, g.Developer.ID, "live:2026-11", 1000); err != nil {
+				if _, err := e.DB.AddUsage(ctx, store.UsagePeriod{Developer: g.Developer.ID, Mode: rental.ModeLive, From: "2026-11-01", To: "2026-11-30"},
+					map[store.UsageCell]int64{{Application: g.App.ID, Day: "2026-11-22"}: 1000}); err != nil {
 					t.Fatal(err)
 				}
 				return h.do(req{key: k, method: "GET", path: "/v1/account"})
 			}},
 			{"sandbox_limit", 429, func(t *testing.T) *result {
 				g := h.fixture(rental.PlanPro)
-				if _, err := e.DB.AddUsage(ctx, g.Developer.ID, "test:2026-11-22", 20_000); err != nil {
+				if _, err := e.DB.AddUsage(ctx, store.UsagePeriod{Developer: g.Developer.ID, Mode: rental.ModeTest, From: "2026-11-22", To: "2026-11-22"},
+					map[store.UsageCell]int64{{Application: g.App.ID, Day: "2026-11-22"}: 20_000}); err != nil {
 					t.Fatal(err)
 				}
 				return h.do(req{key: h.testKey(g), method: "GET", path: "/v1/account"})

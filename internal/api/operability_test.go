@@ -17,6 +17,7 @@ import (
 	"rentapi/internal/jobs"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
+	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/webhook"
 )
@@ -181,7 +182,8 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 		full := h.fixture(rental.PlanPro)
-		if _, err := e.DB.AddUsage(t.Context(), full.Developer.ID, "test:2026-11-22", 20_000); err != nil {
+		if _, err := e.DB.AddUsage(t.Context(), store.UsagePeriod{Developer: full.Developer.ID, Mode: rental.ModeTest, From: "2026-11-22", To: "2026-11-22"},
+			map[store.UsageCell]int64{{Application: full.App.ID, Day: "2026-11-22"}: 20_000}); err != nil {
 			t.Fatal(err)
 		}
 		want(t, h.do(req{key: h.testKey(full), method: "GET", path: "/v1/account"}), http.StatusTooManyRequests, "sandbox_limit")

@@ -12,103 +12,164 @@ import (
 	"rentapi/internal/store"
 )
 
-// bangkok is Thailand's time (UTC+7 all year): quotas are counted per
-// calendar month and day there.
-var bangkok = time.FixedZone("ICT", 7*60*60)
-
 // sandboxDailyLimit is the test-mode requests a developer may make per day.
 const sandboxDailyLimit = 20_000
 
-// usageKey names one counter: a developer in one period.
-type usageKey struct{ developer, period string }
+// usageKey names one count a limit reads: a developer's requests of one
+// mode over a period of Thailand dates (a month in live mode, a day in test
+// mode).
+type usageKey struct {
+	developer string
+	mode      rental.Mode
+	from, to  string
+}
 
-// meter counts requests for the monthly quota and the sandbox's daily limit.
-// Counting happens in memory and is flushed to the database about once a
-// second, so no request waits for a write; each flush brings back the total
-// of every process, so several processes over one database share the quota
-// (overshooting by at most a second of traffic).
+func (k usageKey) period() store.UsagePeriod {
+	return store.UsagePeriod{Developer: k.developer, Mode: k.mode, From: k.from, To: k.to}
+}
+
+// cell is where one request is written down: its period's row for the
+// application and the day (the rows the portal's usage page shows).
+type cell struct {
+	key      usageKey
+	app, day string
+}
+
+// usageFresh is how long a total read from the database is used before it
+// is read again: a process that has not flushed for a while learns what
+// the others counted at most this late.
+const usageFresh = time.Second
+
+// knownTotal is a period's total as last read from the database.
+type knownTotal struct {
+	n  int64
+	at time.Time // wall clock
+}
+
+// meter counts requests for the monthly quota and the sandbox's daily limit,
+// per developer, mode, application and day in the database (usage_days):
+// the one count the quota enforces, the invoices bill and the portal shows.
+// Counting happens in memory and is flushed to the database within about a
+// second, so no request waits for a write; each flush brings back the
+// period's total of every process, and a total older than usageFresh is
+// read again (one query per period a second at most), so several processes
+// over one database share the quota (overshooting by at most a second of
+// traffic).
 type meter struct {
 	db  *store.DB
 	log *slog.Logger
 
-	mu        sync.Mutex
-	known     map[usageKey]int64 // totals as last read from the database
-	pending   map[usageKey]int64 // counted here, not yet flushed
-	writing   map[usageKey]int64 // taken from pending by a flush not yet done
-	lastFlush time.Time
-	flushing  bool
+	flushMu sync.Mutex // one flush at a time
+
+	mu         sync.Mutex
+	known      map[usageKey]knownTotal // totals as last read from the database
+	pending    map[cell]int64          // counted here, not yet flushed
+	unflushed  map[usageKey]int64      // pending, by period
+	writing    map[usageKey]int64      // taken from pending by a flush not yet done
+	refreshing map[usageKey]bool       // a read of the total under way
+	lastFlush  time.Time               // wall clock
+	timer      *time.Timer             // the next flush, when one is due
 }
 
 func newMeter(db *store.DB, log *slog.Logger) *meter {
-	return &meter{db: db, log: log, known: map[usageKey]int64{}, pending: map[usageKey]int64{}, writing: map[usageKey]int64{}}
+	return &meter{db: db, log: log, known: map[usageKey]knownTotal{}, pending: map[cell]int64{}, unflushed: map[usageKey]int64{},
+		writing: map[usageKey]int64{}, refreshing: map[usageKey]bool{}}
 }
 
 // total is the count of k: the database's plus this process's unflushed.
+// The database's is this process's last reading, read again when older
+// than usageFresh (by one request; the others meanwhile use the last).
 func (m *meter) total(ctx context.Context, k usageKey) (int64, error) {
 	m.mu.Lock()
-	n, ok := m.known[k]
-	p := m.pending[k] + m.writing[k]
-	m.mu.Unlock()
-	if ok {
-		return n + p, nil
+	t, ok := m.known[k]
+	read := !ok || (time.Since(t.at) >= usageFresh && !m.refreshing[k])
+	if !read {
+		n := t.n + m.unflushed[k] + m.writing[k]
+		m.mu.Unlock()
+		return n, nil
 	}
-	n, err := m.db.Read().UsageCount(ctx, k.developer, k.period)
-	if err != nil {
+	m.refreshing[k] = true
+	m.mu.Unlock()
+	at := time.Now()
+	n, err := m.db.Read().UsageTotal(ctx, k.period())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.refreshing, k)
+	if err != nil && !ok {
 		return 0, err
 	}
-	m.mu.Lock()
-	if _, ok := m.known[k]; !ok {
-		m.known[k] = n
+	if err == nil {
+		if cur, ok := m.known[k]; !ok || cur.at.Before(at) {
+			m.known[k] = knownTotal{n, at}
+		}
 	}
-	n = m.known[k]
-	m.mu.Unlock()
-	return n + p, nil
+	return m.known[k].n + m.unflushed[k] + m.writing[k], nil
 }
 
-// add counts one request, and starts a flush when the last is a second old.
-func (m *meter) add(k usageKey, now time.Time) {
+// add counts one request, and makes sure a flush follows within a second.
+func (m *meter) add(c cell) {
 	m.mu.Lock()
-	m.pending[k]++
-	start := !m.flushing && now.Sub(m.lastFlush) >= time.Second
-	if start {
-		m.flushing, m.lastFlush = true, now
-	}
-	m.mu.Unlock()
-	if start {
-		go func() {
-			if err := m.flush(context.Background()); err != nil {
-				m.log.Error("usage flush", "error", err.Error())
-			}
-		}()
-	}
+	defer m.mu.Unlock()
+	m.pending[c]++
+	m.unflushed[c.key]++
+	m.schedule()
 }
 
-// flush writes the pending counts and learns the new totals.
+// schedule sets a flush for a second after the last one, unless one is
+// set already. The caller holds mu.
+func (m *meter) schedule() {
+	if m.timer != nil || len(m.pending) == 0 {
+		return
+	}
+	m.timer = time.AfterFunc(max(0, usageFresh-time.Since(m.lastFlush)), func() {
+		m.mu.Lock()
+		m.timer = nil
+		m.mu.Unlock()
+		if err := m.flush(context.Background()); err != nil {
+			m.log.Error("usage flush", "error", err.Error())
+		}
+	})
+}
+
+// flush writes the pending counts, one transaction per period, and learns
+// the periods' new totals.
 func (m *meter) flush(ctx context.Context) error {
+	m.flushMu.Lock()
+	defer m.flushMu.Unlock()
 	m.mu.Lock()
-	batch := m.pending
-	m.pending = map[usageKey]int64{}
-	for k, n := range batch {
-		m.writing[k] += n // still counted while it is written
+	batch := map[usageKey]map[store.UsageCell]int64{}
+	for c, n := range m.pending {
+		if batch[c.key] == nil {
+			batch[c.key] = map[store.UsageCell]int64{}
+		}
+		batch[c.key][store.UsageCell{Application: c.app, Day: c.day}] += n
+		m.writing[c.key] += n // still counted while it is written
 	}
+	m.pending, m.unflushed, m.lastFlush = map[cell]int64{}, map[usageKey]int64{}, time.Now()
 	m.mu.Unlock()
 	var failed error
-	for k, n := range batch {
-		total, err := m.db.AddUsage(ctx, k.developer, k.period, n)
+	for k, counts := range batch {
+		at := time.Now()
+		total, err := m.db.AddUsage(ctx, k.period(), counts)
 		m.mu.Lock()
-		if m.writing[k] -= n; m.writing[k] == 0 {
-			delete(m.writing, k)
+		for uc, n := range counts {
+			if m.writing[k] -= n; m.writing[k] == 0 {
+				delete(m.writing, k)
+			}
+			if err != nil { // kept for the next flush
+				m.pending[cell{key: k, app: uc.Application, day: uc.Day}] += n
+				m.unflushed[k] += n
+			}
 		}
 		if err != nil {
-			m.pending[k] += n // keep it for the next flush
 			failed = err
 		} else {
-			m.known[k] = total
+			m.known[k] = knownTotal{total, at}
 		}
 		m.mu.Unlock()
 	}
 	m.mu.Lock()
-	m.flushing = false
+	m.schedule() // what was counted meanwhile, or failed
 	m.mu.Unlock()
 	return failed
 }
@@ -119,26 +180,28 @@ func (s *Server) Close(ctx context.Context) error { return s.meter.flush(ctx) }
 // quota checks the caller's period count before a request: the sandbox's
 // daily limit in test mode, the monthly quota in live mode (with the
 // X-Quota headers). It returns the counter the request counts towards.
-func (s *Server) quota(ctx context.Context, h http.Header, c *caller, now time.Time) (usageKey, error) {
-	local := now.In(bangkok)
+func (s *Server) quota(ctx context.Context, h http.Header, c *caller, now time.Time) (cell, error) {
+	day := rental.DayOf(now)
 	if c.mode == rental.ModeTest {
-		k := usageKey{c.key.Developer.ID, "test:" + local.Format(time.DateOnly)}
-		n, err := s.meter.total(ctx, k)
+		k := cell{key: usageKey{c.key.Developer.ID, rental.ModeTest, day, day}, app: c.key.App.ID, day: day}
+		n, err := s.meter.total(ctx, k.key)
 		if err != nil || n < sandboxDailyLimit {
 			return k, err
 		}
-		tomorrow := time.Date(local.Year(), local.Month(), local.Day()+1, 0, 0, 0, 0, bangkok)
+		local := now.In(rental.Bangkok)
+		tomorrow := time.Date(local.Year(), local.Month(), local.Day()+1, 0, 0, 0, 0, rental.Bangkok)
 		e := rental.Errorf(rental.KindRateLimited, "sandbox_limit", "The sandbox allows %d requests per day; the count restarts at midnight Thailand time.", sandboxDailyLimit)
 		e.RetryAfter = int(tomorrow.Sub(now).Seconds()) + 1
 		return k, e
 	}
 	plan := c.key.Developer.Plan.Limits()
-	k := usageKey{c.key.Developer.ID, "live:" + local.Format("2006-01")}
-	n, err := s.meter.total(ctx, k)
+	first, last := rental.MonthDays(rental.MonthStart(now))
+	k := cell{key: usageKey{c.key.Developer.ID, rental.ModeLive, first, last}, app: c.key.App.ID, day: day}
+	n, err := s.meter.total(ctx, k.key)
 	if err != nil {
 		return k, err
 	}
-	reset := time.Date(local.Year(), local.Month()+1, 1, 0, 0, 0, 0, bangkok)
+	reset := rental.NextMonthStart(now)
 	h.Set("X-Quota-Limit", strconv.FormatInt(plan.MonthlyIncluded, 10))
 	h.Set("X-Quota-Remaining", strconv.FormatInt(max(0, plan.MonthlyIncluded-n-1), 10))
 	h.Set("X-Quota-Reset", strconv.FormatInt(reset.Unix(), 10))

@@ -1,6 +1,7 @@
 // Package jobs is the background work of the service, run by River on the
 // service's own database: webhook deliveries, LINE sends and the periodic sweeps
-// (overdue bills, expired payments, retention). A job is inserted in the same transaction as the change
+// (overdue bills, expired payments, retention) and the developers' monthly
+// invoices. A job is inserted in the same transaction as the change
 // that needs it, so a crash never loses one; several processes over one
 // PostgreSQL database share the work, and each job runs once.
 package jobs
@@ -193,6 +194,10 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		_, err := SweepExpiredPayments(ctx, db)
 		return err
 	}})
+	river.AddWorker(workers, &sweepWorker[CloseMonthArgs]{sweep: func(ctx context.Context) error {
+		_, err := CloseLastMonth(ctx, db)
+		return err
+	}})
 	river.AddWorker(workers, &sweepWorker[RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
 	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics})
 	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE})
@@ -214,6 +219,10 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 				func() (river.JobArgs, *river.InsertOpts) { return ExpiryArgs{}, nil }, &river.PeriodicJobOpts{ID: "payment_expiry", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.RetentionEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil }, &river.PeriodicJobOpts{ID: "retention", RunOnStart: true}),
+			// At 00:00 on the 1st, Thailand time, and at start (a process
+			// that was down then catches up; a month closed already is left).
+			river.NewPeriodicJob(monthly{},
+				func() (river.JobArgs, *river.InsertOpts) { return CloseMonthArgs{}, nil }, &river.PeriodicJobOpts{ID: "invoice_close", RunOnStart: true}),
 		},
 	}
 	cfg.Test.Time = db.QueueTime()

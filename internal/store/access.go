@@ -483,10 +483,15 @@ func (q *Queries) getKey(ctx context.Context, where string, arg any) (*rental.AP
 	return &k, nil
 }
 
-// KeyByFingerprint finds the key with this fingerprint and its owners. Whether
-// it is expired or revoked is for the caller to judge against its clock.
-func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string) (*KeyOwner, error) {
-	return q.KeyForRequest(ctx, fingerprint, "")
+// KeyByFingerprint finds the key with this fingerprint and its owners, in
+// one indexed query (it runs on every request). The developer's plan is the
+// one in effect at now (a downgrade counts from its 1st on without anything
+// having written it), and InvoiceOverdue is set while an invoice is open
+// past its due time at now, or the operator's flag is set: both flip on
+// time, on every process, no job needed. Whether the key is expired or
+// revoked is for the caller to judge against its clock.
+func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string, now time.Time) (*KeyOwner, error) {
+	return q.KeyForRequest(ctx, fingerprint, "", now)
 }
 
 // joinedAccountColumns are accountColumns from an outer join: absent, the
@@ -502,22 +507,26 @@ const joinedAccountColumns = `COALESCE(a.id, ''), COALESCE(a.application_id, '')
 // sandbox. KeyOwner.Account is that account of the key's application when it
 // exists. Which account the request may act on stays the caller's to
 // decide; when that is not this one, it looks it up itself.
-func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint string) (*KeyOwner, error) {
+func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint string, now time.Time) (*KeyOwner, error) {
 	var o KeyOwner
 	var appScopes, plan string
+	var pending sql.NullString
+	var from sql.NullInt64
 	var created int64
 	var acct rental.Account
 	acctDest, finishAcct := accountDest(&acct)
 	row := q.c.QueryRowContext(ctx, `SELECT `+keyColumns+`,
 			ap.developer_id, ap.name, ap.disabled, ap.scopes, ap.sandbox_account_id,
-			d.plan, d.suspended, d.invoice_overdue, d.created_at, `+joinedAccountColumns+`
+			d.plan, d.pending_plan, d.pending_from, d.suspended,
+			d.invoice_overdue OR EXISTS (SELECT 1 FROM invoices i WHERE i.developer_id = d.id AND i.status = 'open' AND i.due_at < $3),
+			d.created_at, `+joinedAccountColumns+`
 		FROM api_keys k JOIN applications ap ON ap.id = k.application_id JOIN developers d ON d.id = ap.developer_id
 		LEFT JOIN accounts a ON a.application_id = ap.id
 			AND a.id = COALESCE(NULLIF($2, ''), k.account_id, CASE WHEN k.mode = 'test' THEN ap.sandbox_account_id END)
 		LEFT JOIN landlords l ON l.id = a.landlord_id
-		WHERE k.fingerprint = $1`, fingerprint, accountHint)
+		WHERE k.fingerprint = $1`, fingerprint, accountHint, ms(now))
 	err := scanKey(row, &o.Key, append([]any{&o.App.DeveloperID, &o.App.Name, &o.App.Disabled, &appScopes, &o.App.SandboxAccountID,
-		&plan, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &created}, acctDest...)...)
+		&plan, &pending, &from, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &created}, acctDest...)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("key", "")
 	}
@@ -526,7 +535,8 @@ func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint st
 	}
 	o.App.ID = o.Key.ApplicationID
 	o.App.Scopes, _ = rental.ParseScopes(appScopes)
-	o.Developer.ID, o.Developer.Plan, o.Developer.CreatedAt = o.App.DeveloperID, rental.DeveloperPlan(plan), rental.UnixMilli(created)
+	st := rental.PlanState{Plan: rental.DeveloperPlan(plan), Pending: rental.DeveloperPlan(pending.String), PendingFrom: optTime(from)}
+	o.Developer.ID, o.Developer.Plan, o.Developer.CreatedAt = o.App.DeveloperID, st.At(now), rental.UnixMilli(created)
 	if finishAcct(); acct.ID != "" {
 		o.Account = &acct
 	}

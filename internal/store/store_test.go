@@ -23,7 +23,7 @@ func TestKeys(t *testing.T) {
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
 		sec := storetest.Secret(t)
 		text := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest, Name: "k"})
-		o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+		o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text), e.Clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestKeys(t *testing.T) {
 		if rotated.RotatedFrom != o.Key.ID || rotated.Mode != o.Key.Mode || rotated.Scopes.String() != o.Key.Scopes.String() {
 			t.Fatalf("rotated %+v", rotated)
 		}
-		old, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+		old, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text), e.Clock.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestKeys(t *testing.T) {
 		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, rotated.ID) }); err != nil {
 			t.Fatal(err)
 		}
-		n, _ := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint("new"))
+		n, _ := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint("new"), e.Clock.Now())
 		if n.Key.RevokedAt == nil {
 			t.Fatal("revoked key has no revoked_at")
 		}
@@ -112,7 +112,7 @@ func TestKeyForRequest(t *testing.T) {
 			{"unbound key naming another application's account", unbound, foreign.ID, ""},
 			{"unbound key naming no account", unbound, "acct_nothing", ""},
 		} {
-			o, err := e.DB.Read().KeyForRequest(ctx, sec.Fingerprint(c.key), c.hint)
+			o, err := e.DB.Read().KeyForRequest(ctx, sec.Fingerprint(c.key), c.hint, e.Clock.Now())
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
@@ -134,7 +134,7 @@ func TestKeyForRequest(t *testing.T) {
 		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, acct.ID) }); err != nil {
 			t.Fatal(err)
 		}
-		if o, err := e.DB.Read().KeyForRequest(ctx, sec.Fingerprint(bound), ""); err != nil || o.Account == nil || !o.Account.Revoked {
+		if o, err := e.DB.Read().KeyForRequest(ctx, sec.Fingerprint(bound), "", e.Clock.Now()); err != nil || o.Account == nil || !o.Account.Revoked {
 			t.Fatalf("revoked link: %+v, %v", o, err)
 		}
 	})
@@ -253,7 +253,7 @@ func TestOperatorControls(t *testing.T) {
 		}
 		suspended := func() (bool, bool) {
 			text := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest})
-			o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text))
+			o, err := e.DB.Read().KeyByFingerprint(ctx, sec.Fingerprint(text), e.Clock.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

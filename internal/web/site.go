@@ -50,7 +50,8 @@ var (
 	portalArea = area{Kind: rental.PersonDeveloper, Base: "/portal", cookie: "rentapi_portal",
 		NameTH: "พอร์ทัลนักพัฒนา", NameEN: "Developer portal",
 		PitchTH: "สำหรับนักพัฒนาที่เชื่อมต่อแอปกับบัญชีเจ้าของหอพัก", PitchEN: "For developers whose software works on landlords' data",
-		Nav: []navItem{{"/portal", "แอปพลิเคชัน", "Applications"}, {"/portal/password", "รหัสผ่าน", "Password"}}}
+		Nav: []navItem{{"/portal", "แอปพลิเคชัน", "Applications"}, {"/portal/usage", "การใช้งาน", "Usage"},
+			{"/portal/plan", "แพ็กเกจ", "Plan"}, {"/portal/invoices", "ใบแจ้งหนี้", "Invoices"}, {"/portal/password", "รหัสผ่าน", "Password"}}}
 	landlordArea = area{Kind: rental.PersonLandlord, Base: "/app", cookie: "rentapi_app",
 		NameTH: "เจ้าของหอพัก", NameEN: "Landlord",
 		PitchTH: "สำหรับเจ้าของหอพักและอพาร์ทเมนท์", PitchEN: "For landlords of dormitories and apartments",
@@ -99,6 +100,8 @@ type site struct {
 	hashes chan struct{}
 	// proxies tell the client's address for the sign-in throttle.
 	proxies api.Proxies
+	// seller is who the developers' invoices are from.
+	seller Seller
 }
 
 // parseTemplates gives each page template its own copy of the layout and
@@ -512,6 +515,8 @@ var done = map[string]string{
 	"key_revoked":          "เพิกถอนคีย์แล้ว คำขอถัดไปที่ใช้คีย์นี้จะถูกปฏิเสธ · The key is revoked: the next request with it is refused.",
 	"account_disconnected": "ยกเลิกการเชื่อมต่อแล้ว ข้อมูลของเจ้าของหอพักยังอยู่ · Disconnected: from the next request every key gets 403 account_access_revoked for this account. The landlord's data is kept.",
 	"plan":                 "เปลี่ยนแพ็กเกจแล้ว · The plan is changed.",
+	"plan_now":             "เปลี่ยนแพ็กเกจแล้ว มีผลตั้งแต่คำขอถัดไป · The plan is changed: its limits apply from the next request.",
+	"plan_later":           "บันทึกการเปลี่ยนแพ็กเกจแล้ว จะมีผลวันที่ 1 ของเดือนหน้า เวลา 00:00 (เวลาประเทศไทย) · The change is scheduled: it takes effect at 00:00 on the 1st of next month (Thailand time).",
 	"promptpay":            "บันทึกบัญชีพร้อมเพย์แล้ว · The PromptPay receiver is saved.",
 	"disconnected":         "ยกเลิกการเชื่อมต่อแล้ว แอปพลิเคชันนี้เข้าถึงบัญชีของคุณไม่ได้อีก ข้อมูลของคุณยังอยู่ครบ · Disconnected: the application can no longer reach your account. Your data is kept.",
 	"saved":                "บันทึกแล้ว · Saved.",

@@ -60,6 +60,9 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed about the client's address, as the API's are.
 	TrustedProxies api.Proxies
+	// Seller is printed on the developers' invoices as who they are from;
+	// the name defaults to "rentapi".
+	Seller Seller
 }
 
 // pages serves the payment pages.
@@ -84,7 +87,10 @@ func New(cfg Config, next http.Handler) http.Handler {
 	p := &pages{db: cfg.DB, log: log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML)), proxies: cfg.TrustedProxies}
 	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
 		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates(),
-		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing()), proxies: cfg.TrustedProxies}
+		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing()), proxies: cfg.TrustedProxies, seller: cfg.Seller}
+	if s.seller.Name == "" {
+		s.seller.Name = "rentapi"
+	}
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
@@ -118,6 +124,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 	s.docsRoutes(browser)
 	s.landlordRoutes(browser)
 	s.portalRoutes(browser)
+	s.billingRoutes(browser)
 
 	if s.secret != nil {
 		const hooks, endpoint = "/portal/apps/{app_id}/webhooks/{mode}", "/portal/apps/{app_id}/webhooks/{mode}/{endpoint_id}"

@@ -1,0 +1,60 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+)
+
+// CloseMonthArgs asks for the monthly close: every developer's invoice for
+// the month before the store's clock's (Thailand time).
+type CloseMonthArgs struct{}
+
+// Kind names the job in the queue.
+func (CloseMonthArgs) Kind() string { return "invoice_close" }
+
+// monthly is River's schedule of the monthly close: 00:00 on the 1st of
+// each month, Asia/Bangkok.
+type monthly struct{}
+
+// Next is the first 1st-of-the-month midnight in Thailand after t.
+func (monthly) Next(t time.Time) time.Time { return rental.NextMonthStart(t) }
+
+// CloseMonth makes every developer's invoice for month (YYYY-MM, ended) and
+// returns how many it made. Safe to run anywhere at any time, as often as
+// wished: each developer's month is closed under its row lock and only if
+// it has no invoice yet (store.Tx.CloseMonth), so however many closes
+// overlap, each developer gets one invoice per month, numbered without gaps.
+func CloseMonth(ctx context.Context, db *store.DB, month string) (int, error) {
+	devs, err := db.Read().DevelopersToClose(ctx, month)
+	if err != nil {
+		return 0, err
+	}
+	made := 0
+	for _, id := range devs {
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			inv, err := tx.CloseMonth(ctx, id, month)
+			if inv != nil {
+				made++
+			}
+			return err
+		})
+		if err != nil {
+			return made, fmt.Errorf("jobs: close %s of %s: %w", month, id, err)
+		}
+	}
+	return made, nil
+}
+
+// CloseLastMonth closes the month that ended last by the store's clock.
+func CloseLastMonth(ctx context.Context, db *store.DB) (int, error) {
+	return CloseMonth(ctx, db, LastMonth(db.Now()))
+}
+
+// LastMonth is the month (YYYY-MM) before now's, in Thailand.
+func LastMonth(now time.Time) string {
+	return rental.MonthOf(rental.MonthStart(now).Add(-time.Millisecond))
+}
