@@ -58,6 +58,13 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		"base URL of the LINE Messaging API; tests point it at a local server (env RENTAPI_LINE_API_URL)")
 	lineFriend := fs.String("line-add-friend-url", e.getenv("RENTAPI_LINE_ADD_FRIEND_URL"),
 		"the add-friend link of the service's LINE Official Account, shown to tenants as chat_registration_url, e.g. https://line.me/R/ti/p/@rentapi (env RENTAPI_LINE_ADD_FRIEND_URL)")
+	var seller web.Seller
+	fs.StringVar(&seller.Name, "invoice-seller-name", e.getenv("RENTAPI_INVOICE_SELLER_NAME"),
+		"who the developers' invoices come from, printed on them as the seller (env RENTAPI_INVOICE_SELLER_NAME; default rentapi)")
+	fs.StringVar(&seller.Address, "invoice-seller-address", e.getenv("RENTAPI_INVOICE_SELLER_ADDRESS"),
+		"the seller's address printed on invoices (env RENTAPI_INVOICE_SELLER_ADDRESS)")
+	fs.StringVar(&seller.TaxID, "invoice-seller-tax-id", e.getenv("RENTAPI_INVOICE_SELLER_TAX_ID"),
+		"the seller's 13-digit tax ID printed on invoices (env RENTAPI_INVOICE_SELLER_TAX_ID)")
 	logLevel := fs.String("log-level", e.or("RENTAPI_LOG_LEVEL", "info"),
 		"debug, info, warn or error: the least severe log lines written; River's own are written from warn up unless debug (env RENTAPI_LOG_LEVEL)")
 	if err := e.parse(fs, args, "run the service: the API, the payment pages and the background jobs"); err != nil {
@@ -194,7 +201,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
 
 	hs := &http.Server{
-		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec, Guard: guard, TrustedProxies: proxies}, srv),
+		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec, Guard: guard, TrustedProxies: proxies, Seller: seller}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
