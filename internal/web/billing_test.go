@@ -266,14 +266,7 @@ func TestBillingInChromium(t *testing.T) {
 	}
 	e.Clock.Advance(8*24*time.Hour + 10*time.Hour)
 	ctx := browse(t, path, 1280, 800, 120*time.Second)
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(p.base+"/portal/signin"),
-		chromedp.SetValue(`input[name="email"]`, "shots@example.com"),
-		chromedp.SetValue(`input[name="password"]`, "long enough pw"),
-		chromedp.Click(`main button`),
-		chromedp.WaitVisible(`body.wide`),
-	)
-	if err != nil {
+	if err := portalSignIn(ctx, p.base, "shots@example.com", "long enough pw"); err != nil {
 		t.Fatal(err)
 	}
 	for _, pg := range []struct{ name, path, wait string }{

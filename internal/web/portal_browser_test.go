@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -77,14 +78,7 @@ func TestPortalInChromium(t *testing.T) {
 
 	ctx := browse(t, path, 1280, 800, 90*time.Second)
 
-	err := chromedp.Do(ctx,
-		chromedp.Navigate(p.base+"/portal/signin"),
-		chromedp.SetValue(`input[name="email"]`, "dev@example.com"),
-		chromedp.SetValue(`input[name="password"]`, "long enough pw"),
-		chromedp.Click(`main button`),
-		chromedp.WaitVisible(`body.wide`),
-	)
-	if err != nil {
+	if err := portalSignIn(ctx, p.base, "dev@example.com", "long enough pw"); err != nil {
 		t.Fatal(err)
 	}
 	check := func(name string, width, height int64) {
@@ -141,4 +135,15 @@ func TestPortalInChromium(t *testing.T) {
 		}
 		wantAPI(t, callAPI(t, p.base, strings.TrimSpace(secret), "GET", "/v1/account", ""), http.StatusOK, "")
 	}
+}
+
+// portalSignIn signs the browser in to the portal at base.
+func portalSignIn(ctx context.Context, base, email, password string) error {
+	return chromedp.Do(ctx,
+		chromedp.Navigate(base+"/portal/signin"),
+		chromedp.SetValue(`input[name="email"]`, email),
+		chromedp.SetValue(`input[name="password"]`, password),
+		chromedp.Click(`main button`),
+		chromedp.WaitVisible(`body.wide`),
+	)
 }
