@@ -143,6 +143,21 @@ type Options struct {
 	ChatWorkers int
 }
 
+// deliveryFetchPoll is how often the delivery queue looks for new jobs. The
+// store inserts jobs in its own transactions through a driver without
+// LISTEN/NOTIFY, so nothing wakes the queue when one commits: this poll is
+// the floor of the delay from an event's commit to its first attempt. A
+// fetch that finds nothing is one indexed query, so 20 a second per process
+// cost little.
+const deliveryFetchPoll = 50 * time.Millisecond
+
+// deliveryFetchCooldown is the least time between two fetches of the
+// delivery queue. River fetches again as soon as a worker frees up, but no
+// sooner than this; with River's default of 100 ms the queue could take at
+// most DeliveryWorkers jobs per 100 ms (500 a second with 50 workers),
+// however fast the receivers answer.
+const deliveryFetchCooldown = 2 * time.Millisecond
+
 // Client runs the service's jobs. It is River's client over the store's
 // write pool, so jobs are inserted in the store's transactions.
 type Client = river.Client[*sql.Tx]
@@ -200,7 +215,7 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		Logger: opts.RiverLog,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:  {MaxWorkers: opts.Workers},
-			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers},
+			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers, FetchCooldown: deliveryFetchCooldown, FetchPollInterval: deliveryFetchPoll},
 			store.ChatQueue:     {MaxWorkers: opts.ChatWorkers},
 		},
 		Workers:              workers,
