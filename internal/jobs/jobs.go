@@ -209,7 +209,8 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		return err
 	}})
 	river.AddWorker(workers, &sweepWorker[RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
-	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics})
+	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics,
+		attempts: &attemptLog{db: db}})
 	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE})
 	cfg := &river.Config{
 		Logger: opts.RiverLog,

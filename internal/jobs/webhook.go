@@ -30,6 +30,8 @@ type deliveryWorker struct {
 	secret  *secret.Secret
 	log     *slog.Logger
 	metrics *metric.Set
+	// attempts records the attempts, many in one transaction.
+	attempts *attemptLog
 }
 
 // Timeout leaves room for the receiver's 10 seconds and the bookkeeping.
@@ -133,13 +135,7 @@ func (w *deliveryWorker) attempt(ctx context.Context, job *river.Job[store.Deliv
 	}
 	w.logAttempt(ctx, d, res, o)
 	// The attempt happened: record it even if the job is being stopped.
-	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), store.WriteWait+5*time.Second)
-	defer cancel()
-	var moved bool
-	err = w.db.InTx(rec, func(tx *store.Tx) (err error) {
-		moved, err = tx.RecordAttempt(rec, d, o)
-		return err
-	})
+	moved, err := w.attempts.record(d, o)
 	if err != nil || !moved || res.OK() || o.Final {
 		return err
 	}
