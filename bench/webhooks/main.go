@@ -113,5 +113,11 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 			return nil
 		})
 	}
-	return flow.Run(rec, event, burst, rate, duration, flow.Words{Items: "events", PerSecond: "deliveries", Requests: "requests", Arrival: "first delivery attempt"})
+	words := flow.Words{Items: "events", PerSecond: "deliveries", Requests: "requests", Arrival: "first delivery attempt"}
+	if err := flow.Run(rec, event, burst, rate, duration, words); err != nil {
+		return err
+	}
+	hold := func() error { return client.QueuePause(ctx, store.DeliveryQueue, nil) }
+	release := func() error { return client.QueueResume(ctx, store.DeliveryQueue, nil) }
+	return flow.Drain(rec, event, hold, release, burst+rate*int(duration.Seconds()), burst, words)
 }
