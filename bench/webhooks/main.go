@@ -28,7 +28,7 @@ func main() {
 	burst := flag.Int("burst", 5000, "events committed at once, for the throughput run")
 	rate := flag.Int("rate", 50, "events per second, for the latency run")
 	duration := flag.Duration("duration", 10*time.Second, "length of the latency run")
-	workers := flag.Int("workers", 50, "deliveries in flight at once")
+	workers := flag.Int("workers", 200, "deliveries in flight at once")
 	flag.Parse()
 	if err := run(*dsn, *burst, *rate, *duration, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "webhooks:", err)

@@ -122,7 +122,9 @@ type Options struct {
 	// Workers is the number of sweeps worked at once; default 10.
 	Workers int
 	// DeliveryWorkers is the number of webhook deliveries in flight at once;
-	// default 50.
+	// default 200. A delivery mostly waits on its receiver, and the workers
+	// load their deliveries and record their attempts in batches, so more
+	// workers make bigger batches rather than more database connections.
 	DeliveryWorkers int
 	// Secret opens the endpoints' sealed signing secrets. Required.
 	Secret *secret.Secret
@@ -185,7 +187,7 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		opts.Workers = 10
 	}
 	if opts.DeliveryWorkers <= 0 {
-		opts.DeliveryWorkers = 50
+		opts.DeliveryWorkers = 200
 	}
 	if opts.ChatWorkers <= 0 {
 		opts.ChatWorkers = 20
@@ -210,7 +212,7 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	}})
 	river.AddWorker(workers, &sweepWorker[RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
 	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics,
-		attempts: &attemptLog{db: db}})
+		works: workLoader(db), attempts: attemptLog(db)})
 	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE})
 	cfg := &river.Config{
 		Logger: opts.RiverLog,

@@ -402,28 +402,80 @@ type DeliveryWork struct {
 	OldSecretUntil time.Time
 }
 
-// DeliveryWork loads a delivery for its job; not found once the endpoint is
-// deleted or the delivery purged.
-func (q *Queries) DeliveryWork(ctx context.Context, id string) (*DeliveryWork, error) {
+// deliveryWorkQuery selects what a delivery job needs; the caller adds the
+// condition on d.id.
+const deliveryWorkQuery = `SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.body, d.status, d.attempts,
+			d.generation, d.next_attempt_at, d.created_at, d.updated_at, e.url, e.status, e.secret, e.old_secret, e.old_secret_until
+		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id `
+
+// scanDeliveryWork scans a row of deliveryWorkQuery.
+func scanDeliveryWork(row interface{ Scan(...any) error }) (*DeliveryWork, error) {
 	var w DeliveryWork
 	var old sql.NullString
 	var until sql.NullInt64
 	var err error
-	w.Delivery, err = scanDelivery(scanAlso{q.c.QueryRowContext(ctx, `SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.body, d.status, d.attempts,
-			d.generation, d.next_attempt_at, d.created_at, d.updated_at, e.url, e.status, e.secret, e.old_secret, e.old_secret_until
-		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = $1`, id),
-		[]any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("webhook_delivery", id)
-	}
+	w.Delivery, err = scanDelivery(scanAlso{row, []any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}})
 	if err != nil {
-		return nil, fmt.Errorf("store: delivery: %w", err)
+		return nil, err
 	}
 	w.OldSecret = old.String
 	if until.Valid {
 		w.OldSecretUntil = time.UnixMilli(until.Int64)
 	}
 	return &w, nil
+}
+
+// DeliveryWork loads a delivery for its job; not found once the endpoint is
+// deleted or the delivery purged.
+func (q *Queries) DeliveryWork(ctx context.Context, id string) (*DeliveryWork, error) {
+	w, err := scanDeliveryWork(q.c.QueryRowContext(ctx, deliveryWorkQuery+`= $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("webhook_delivery", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery: %w", err)
+	}
+	return w, nil
+}
+
+// MaxDeliveryWorks is the most deliveries DeliveryWorks loads at once.
+const MaxDeliveryWorks = 256
+
+// DeliveryWorks loads many deliveries for their jobs in one query, for the
+// jobs a fetch of the delivery queue starts together. The result is in the
+// order of ids, nil for a delivery not found (see DeliveryWork).
+func (q *Queries) DeliveryWorks(ctx context.Context, ids []string) ([]*DeliveryWork, error) {
+	if len(ids) > MaxDeliveryWorks {
+		return nil, fmt.Errorf("store: deliveries: %d at once, at most %d", len(ids), MaxDeliveryWorks)
+	}
+	out := make([]*DeliveryWork, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	at := make(map[string][]int, len(ids))
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		at[id] = append(at[id], i)
+		args[i] = id
+	}
+	rows, err := q.c.QueryContext(ctx, deliveryWorkQuery+`IN (`+params(1, len(args))+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: deliveries: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		w, err := scanDeliveryWork(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: deliveries: %w", err)
+		}
+		for _, i := range at[w.ID] {
+			out[i] = w
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: deliveries: %w", err)
+	}
+	return out, nil
 }
 
 // scanAlso scans extra columns after those a scan function knows.

@@ -23,10 +23,10 @@ const Timeout = 10 * time.Second
 const MaxResponseBody = 4 << 10
 
 // MaxIdleConnsPerHost is how many open connections to one receiver are
-// kept for the next attempts: as many as the deliveries in flight at once
-// by default (see jobs.Options.DeliveryWorkers), so a receiver taking a
+// kept for the next attempts: at least as many as the deliveries in flight
+// at once by default (see jobs.Options.DeliveryWorkers), so a receiver taking a
 // stream of deliveries is dialled once per worker, not once per attempt.
-const MaxIdleConnsPerHost = 100
+const MaxIdleConnsPerHost = 256
 
 // MaxIdleConns bounds the open connections kept across all receivers, so
 // that many quiet receivers do not each hold connections until they time
