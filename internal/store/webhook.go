@@ -458,7 +458,8 @@ func (q *Queries) DeliveryWorks(ctx context.Context, ids []string) ([]*DeliveryW
 		at[id] = append(at[id], i)
 		args[i] = id
 	}
-	rows, err := q.c.QueryContext(ctx, deliveryWorkQuery+`IN (`+params(1, len(args))+`)`, args...)
+	list, args := inList(1, args)
+	rows, err := q.c.QueryContext(ctx, deliveryWorkQuery+`IN (`+list+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: deliveries: %w", err)
 	}
@@ -553,7 +554,8 @@ func (tx *Tx) RecordAttempts(ctx context.Context, recs []AttemptRecord) ([]bool,
 		status        string
 	}
 	found := make(map[string]counted, len(recs))
-	rows, err := tx.c.QueryContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = $1 WHERE id IN (`+params(2, len(ids))+`)
+	list, ids := inList(2, ids)
+	rows, err := tx.c.QueryContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = $1 WHERE id IN (`+list+`)
 		RETURNING id, attempts, generation, status`, append([]any{ms(tx.Now)}, ids...)...)
 	if err != nil {
 		return nil, fmt.Errorf("store: record attempts: %w", err)
@@ -624,8 +626,9 @@ func (tx *Tx) RecordAttempts(ctx context.Context, recs []AttemptRecord) ([]bool,
 		if len(done.ids) == 0 {
 			continue
 		}
-		_, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $1, next_attempt_at = NULL WHERE id IN (`+params(2, len(done.ids))+`)`,
-			append([]any{done.status}, done.ids...)...)
+		list, ids := inList(2, done.ids)
+		_, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $1, next_attempt_at = NULL WHERE id IN (`+list+`)`,
+			append([]any{done.status}, ids...)...)
 		if err != nil {
 			return nil, fmt.Errorf("store: record attempts: %w", err)
 		}
@@ -658,7 +661,8 @@ func (tx *Tx) endpointHealth(ctx context.Context, health map[string][]bool) erro
 	}
 	if len(cleared) > 0 {
 		slices.SortFunc(cleared, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
-		_, err := tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (`+params(1, len(cleared))+`) AND failing_since IS NOT NULL`, cleared...)
+		list, ids := inList(1, cleared)
+		_, err := tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (`+list+`) AND failing_since IS NOT NULL`, ids...)
 		if err != nil {
 			return fmt.Errorf("store: endpoint health: %w", err)
 		}
@@ -677,6 +681,24 @@ func (tx *Tx) endpointHealth(ctx context.Context, health map[string][]bool) erro
 		}
 	}
 	return nil
+}
+
+// inList is the placeholders of an IN (...) list of vals from $from, and
+// the values to pass for them. The list is padded to a power of two by
+// repeating the last value (which IN ignores), so that lists of any length
+// make a handful of statement texts: PostgreSQL's driver prepares and
+// caches each text it sees on each connection.
+func inList(from int, vals []any) (string, []any) {
+	n := 1
+	for n < len(vals) {
+		n *= 2
+	}
+	padded := make([]any, n)
+	copy(padded, vals)
+	for i := len(vals); i < n; i++ {
+		padded[i] = vals[len(vals)-1]
+	}
+	return params(from, n), padded
 }
 
 // params is n numbered placeholders from $from, comma separated, for a
