@@ -11,7 +11,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/webhooks" ./bench/webhooks
-flags=(-burst "${BURST:-5000}" -rate "${RATE:-50}" -duration "${DURATION:-10s}" -workers "${WORKERS:-50}")
+flags=(-burst "${BURST:-5000}" -rate "${RATE:-50}" -duration "${DURATION:-10s}" -workers "${WORKERS:-200}")
 
 echo "webhook delivery — $(nproc) cores, $(go version | cut -d' ' -f3)"
 echo "sqlite:"

@@ -125,3 +125,31 @@ func (a *Arrivals) wait(limit time.Duration, w Words) error {
 		return fmt.Errorf("only %d of %d %s arrived", len(a.first), a.want, w.Items)
 	}
 }
+
+// Drain measures the taking of a backlog alone: with the queue held, n
+// items (numbered from from) are committed in transactions of up to 500;
+// then the queue is released and timed until every item has arrived. Run's
+// burst times the commits too, which on a busy machine can take longer
+// than the taking; this is the rate of the workers themselves.
+func Drain(a *Arrivals, queue func(from, n int) error, hold, release func() error, from, n int, w Words) error {
+	if err := hold(); err != nil {
+		return err
+	}
+	a.expect(n)
+	for i := 0; i < n; i += 500 {
+		if err := queue(from+i, min(500, n-i)); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	if err := release(); err != nil {
+		return err
+	}
+	if err := a.wait(5*time.Minute, w); err != nil {
+		return err
+	}
+	took := time.Since(start)
+	fmt.Printf("  backlog of %d %s, queued then released: taken in %v = %.0f %s/s (%d %s)\n", n, w.Items,
+		took.Round(time.Millisecond), float64(n)/took.Seconds(), w.PerSecond, a.total, w.Requests)
+	return nil
+}

@@ -28,7 +28,7 @@ func main() {
 	burst := flag.Int("burst", 5000, "events committed at once, for the throughput run")
 	rate := flag.Int("rate", 50, "events per second, for the latency run")
 	duration := flag.Duration("duration", 10*time.Second, "length of the latency run")
-	workers := flag.Int("workers", 50, "deliveries in flight at once")
+	workers := flag.Int("workers", 200, "deliveries in flight at once")
 	flag.Parse()
 	if err := run(*dsn, *burst, *rate, *duration, *workers); err != nil {
 		fmt.Fprintln(os.Stderr, "webhooks:", err)
@@ -113,5 +113,11 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 			return nil
 		})
 	}
-	return flow.Run(rec, event, burst, rate, duration, flow.Words{Items: "events", PerSecond: "deliveries", Requests: "requests", Arrival: "first delivery attempt"})
+	words := flow.Words{Items: "events", PerSecond: "deliveries", Requests: "requests", Arrival: "first delivery attempt"}
+	if err := flow.Run(rec, event, burst, rate, duration, words); err != nil {
+		return err
+	}
+	hold := func() error { return client.QueuePause(ctx, store.DeliveryQueue, nil) }
+	release := func() error { return client.QueueResume(ctx, store.DeliveryQueue, nil) }
+	return flow.Drain(rec, event, hold, release, burst+rate*int(duration.Seconds()), burst, words)
 }

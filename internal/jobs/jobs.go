@@ -123,7 +123,9 @@ type Options struct {
 	// Workers is the number of sweeps worked at once; default 10.
 	Workers int
 	// DeliveryWorkers is the number of webhook deliveries in flight at once;
-	// default 50.
+	// default 200. A delivery mostly waits on its receiver, and the workers
+	// load their deliveries and record their attempts in batches, so more
+	// workers make bigger batches rather than more database connections.
 	DeliveryWorkers int
 	// Secret opens the endpoints' sealed signing secrets. Required.
 	Secret *secret.Secret
@@ -143,6 +145,21 @@ type Options struct {
 	// ChatWorkers is the number of LINE pushes in flight at once; default 20.
 	ChatWorkers int
 }
+
+// deliveryFetchPoll is how often the delivery queue looks for new jobs. The
+// store inserts jobs in its own transactions through a driver without
+// LISTEN/NOTIFY, so nothing wakes the queue when one commits: this poll is
+// the floor of the delay from an event's commit to its first attempt. A
+// fetch that finds nothing is one indexed query, so 20 a second per process
+// cost little.
+const deliveryFetchPoll = 50 * time.Millisecond
+
+// deliveryFetchCooldown is the least time between two fetches of the
+// delivery queue. River fetches again as soon as a worker frees up, but no
+// sooner than this; with River's default of 100 ms the queue could take at
+// most DeliveryWorkers jobs per 100 ms (500 a second with 50 workers),
+// however fast the receivers answer.
+const deliveryFetchCooldown = 2 * time.Millisecond
 
 // Client runs the service's jobs. It is River's client over the store's
 // write pool, so jobs are inserted in the store's transactions.
@@ -171,7 +188,7 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		opts.Workers = 10
 	}
 	if opts.DeliveryWorkers <= 0 {
-		opts.DeliveryWorkers = 50
+		opts.DeliveryWorkers = 200
 	}
 	if opts.ChatWorkers <= 0 {
 		opts.ChatWorkers = 20
@@ -199,13 +216,14 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		return err
 	}})
 	river.AddWorker(workers, &sweepWorker[RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
-	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics})
+	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics,
+		works: workLoader(db), attempts: attemptLog(db)})
 	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE})
 	cfg := &river.Config{
 		Logger: opts.RiverLog,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:  {MaxWorkers: opts.Workers},
-			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers},
+			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers, FetchCooldown: deliveryFetchCooldown, FetchPollInterval: deliveryFetchPoll},
 			store.ChatQueue:     {MaxWorkers: opts.ChatWorkers},
 		},
 		Workers:              workers,

@@ -30,6 +30,10 @@ type deliveryWorker struct {
 	secret  *secret.Secret
 	log     *slog.Logger
 	metrics *metric.Set
+	// works loads the deliveries, many in one query.
+	works *batch[string, *store.DeliveryWork]
+	// attempts records the attempts, many in one transaction.
+	attempts *batch[store.AttemptRecord, bool]
 }
 
 // Timeout leaves room for the receiver's 10 seconds and the bookkeeping.
@@ -95,12 +99,15 @@ type failedAttempt struct{ msg string }
 func (e *failedAttempt) Error() string { return e.msg }
 
 func (w *deliveryWorker) attempt(ctx context.Context, job *river.Job[store.DeliveryArgs]) error {
-	d, err := w.db.Read().DeliveryWork(ctx, job.Args.DeliveryID)
-	if rental.IsNotFound(err) {
-		return nil // the endpoint was deleted, or the delivery purged
-	}
+	d, err := w.works.do(job.Args.DeliveryID)
 	if err != nil {
 		return err
+	}
+	if d == nil {
+		return nil // the endpoint was deleted, or the delivery purged
+	}
+	if err := ctx.Err(); err != nil {
+		return err // stopped while loading: no attempt made, none spent
 	}
 	if d.Generation != job.Args.Generation || d.Status != rental.DeliveryPending {
 		return nil // resent since, or already done
@@ -133,13 +140,7 @@ func (w *deliveryWorker) attempt(ctx context.Context, job *river.Job[store.Deliv
 	}
 	w.logAttempt(ctx, d, res, o)
 	// The attempt happened: record it even if the job is being stopped.
-	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), store.WriteWait+5*time.Second)
-	defer cancel()
-	var moved bool
-	err = w.db.InTx(rec, func(tx *store.Tx) (err error) {
-		moved, err = tx.RecordAttempt(rec, d, o)
-		return err
-	})
+	moved, err := w.attempts.do(store.AttemptRecord{Work: d, Outcome: o})
 	if err != nil || !moved || res.OK() || o.Final {
 		return err
 	}

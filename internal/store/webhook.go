@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -400,28 +402,81 @@ type DeliveryWork struct {
 	OldSecretUntil time.Time
 }
 
-// DeliveryWork loads a delivery for its job; not found once the endpoint is
-// deleted or the delivery purged.
-func (q *Queries) DeliveryWork(ctx context.Context, id string) (*DeliveryWork, error) {
+// deliveryWorkQuery selects what a delivery job needs; the caller adds the
+// condition on d.id.
+const deliveryWorkQuery = `SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.body, d.status, d.attempts,
+			d.generation, d.next_attempt_at, d.created_at, d.updated_at, e.url, e.status, e.secret, e.old_secret, e.old_secret_until
+		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id `
+
+// scanDeliveryWork scans a row of deliveryWorkQuery.
+func scanDeliveryWork(row interface{ Scan(...any) error }) (*DeliveryWork, error) {
 	var w DeliveryWork
 	var old sql.NullString
 	var until sql.NullInt64
 	var err error
-	w.Delivery, err = scanDelivery(scanAlso{q.c.QueryRowContext(ctx, `SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.body, d.status, d.attempts,
-			d.generation, d.next_attempt_at, d.created_at, d.updated_at, e.url, e.status, e.secret, e.old_secret, e.old_secret_until
-		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id = $1`, id),
-		[]any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}})
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("webhook_delivery", id)
-	}
+	w.Delivery, err = scanDelivery(scanAlso{row, []any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}})
 	if err != nil {
-		return nil, fmt.Errorf("store: delivery: %w", err)
+		return nil, err
 	}
 	w.OldSecret = old.String
 	if until.Valid {
 		w.OldSecretUntil = time.UnixMilli(until.Int64)
 	}
 	return &w, nil
+}
+
+// DeliveryWork loads a delivery for its job; not found once the endpoint is
+// deleted or the delivery purged.
+func (q *Queries) DeliveryWork(ctx context.Context, id string) (*DeliveryWork, error) {
+	w, err := scanDeliveryWork(q.c.QueryRowContext(ctx, deliveryWorkQuery+`= $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("webhook_delivery", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: delivery: %w", err)
+	}
+	return w, nil
+}
+
+// MaxDeliveryWorks is the most deliveries DeliveryWorks loads at once.
+const MaxDeliveryWorks = 256
+
+// DeliveryWorks loads many deliveries for their jobs in one query, for the
+// jobs a fetch of the delivery queue starts together. The result is in the
+// order of ids, nil for a delivery not found (see DeliveryWork).
+func (q *Queries) DeliveryWorks(ctx context.Context, ids []string) ([]*DeliveryWork, error) {
+	if len(ids) > MaxDeliveryWorks {
+		return nil, fmt.Errorf("store: deliveries: %d at once, at most %d", len(ids), MaxDeliveryWorks)
+	}
+	out := make([]*DeliveryWork, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	at := make(map[string][]int, len(ids))
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		at[id] = append(at[id], i)
+		args[i] = id
+	}
+	list, args := inList(1, args)
+	rows, err := q.c.QueryContext(ctx, deliveryWorkQuery+`IN (`+list+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: deliveries: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		w, err := scanDeliveryWork(rows)
+		if err != nil {
+			return nil, fmt.Errorf("store: deliveries: %w", err)
+		}
+		for _, i := range at[w.ID] {
+			out[i] = w
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: deliveries: %w", err)
+	}
+	return out, nil
 }
 
 // scanAlso scans extra columns after those a scan function knows.
@@ -442,56 +497,221 @@ type AttemptOutcome struct {
 }
 
 // RecordAttempt logs an attempt of a delivery's generation and moves the
-// delivery on: succeeded, failed for good, or pending until Next. It keeps
-// the endpoint's record of failing: a success clears it, and an endpoint
-// whose deliveries have all failed for rental.FailingFor is disabled. An
-// attempt of a stale generation is logged but moves nothing. It reports
-// whether the delivery moved.
+// delivery on; see RecordAttempts. It reports whether the delivery moved.
 func (tx *Tx) RecordAttempt(ctx context.Context, d *DeliveryWork, o AttemptOutcome) (bool, error) {
-	var attempts, gen int
-	var status string
-	err := tx.c.QueryRowContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = $2 WHERE id = $1
-		RETURNING attempts, generation, status`, d.ID, ms(tx.Now)).Scan(&attempts, &gen, &status)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil // the endpoint was deleted meanwhile
-	}
+	moved, err := tx.RecordAttempts(ctx, []AttemptRecord{{Work: d, Outcome: o}})
 	if err != nil {
-		return false, fmt.Errorf("store: record attempt: %w", err)
+		return false, err
+	}
+	return moved[0], nil
+}
+
+// AttemptRecord is one finished attempt to record: the delivery as its job
+// loaded it, and what the attempt came to.
+type AttemptRecord struct {
+	Work    *DeliveryWork
+	Outcome AttemptOutcome
+}
+
+// MaxAttemptRecords is the most attempts RecordAttempts takes at once,
+// well under either engine's limit of parameters in one statement.
+const MaxAttemptRecords = 256
+
+// RecordAttempts logs attempts of distinct deliveries, each of its
+// delivery's generation, and moves each delivery on: succeeded, failed for
+// good, or pending until its Next. It keeps the endpoints' record of
+// failing: a success clears it, and an endpoint whose deliveries have all
+// failed for rental.FailingFor is disabled. An attempt of a stale
+// generation is logged but moves nothing, and an attempt of a delivery
+// deleted meanwhile (with its endpoint) is dropped. It reports, for each
+// record in order, whether its delivery moved.
+//
+// The delivery workers record many attempts in one transaction this way: a
+// few statements for the lot instead of a transaction each, which is what
+// bounds deliveries per second on the single SQLite writer and on a busy
+// PostgreSQL.
+func (tx *Tx) RecordAttempts(ctx context.Context, recs []AttemptRecord) ([]bool, error) {
+	moved := make([]bool, len(recs))
+	if len(recs) == 0 {
+		return moved, nil
+	}
+	if len(recs) > MaxAttemptRecords {
+		return nil, fmt.Errorf("store: record attempts: %d at once, at most %d", len(recs), MaxAttemptRecords)
+	}
+	byID := make(map[string]int, len(recs))
+	ids := make([]any, len(recs))
+	for i, r := range recs {
+		if _, dup := byID[r.Work.ID]; dup {
+			return nil, fmt.Errorf("store: record attempts: delivery %s twice in one batch", r.Work.ID)
+		}
+		byID[r.Work.ID] = i
+		ids[i] = r.Work.ID
+	}
+	// Count the attempts (and lock the deliveries, on PostgreSQL) first:
+	// each attempt's number is its delivery's count after it.
+	type counted struct {
+		attempts, gen int
+		status        string
+	}
+	found := make(map[string]counted, len(recs))
+	list, ids := inList(2, ids)
+	rows, err := tx.c.QueryContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, updated_at = $1 WHERE id IN (`+list+`)
+		RETURNING id, attempts, generation, status`, append([]any{ms(tx.Now)}, ids...)...)
+	if err != nil {
+		return nil, fmt.Errorf("store: record attempts: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var c counted
+		if err := rows.Scan(&id, &c.attempts, &c.gen, &c.status); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("store: record attempts: %w", err)
+		}
+		found[id] = c
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: record attempts: %w", err)
+	}
+	if len(found) == 0 {
+		return moved, nil // every endpoint was deleted meanwhile
+	}
+	var values strings.Builder
+	args := make([]any, 0, 7*len(found))
+	for _, r := range recs {
+		c, ok := found[r.Work.ID]
+		if !ok {
+			continue
+		}
+		if len(args) > 0 {
+			values.WriteString(", ")
+		}
+		values.WriteString("(" + params(len(args)+1, 7) + ")")
+		o := r.Outcome
+		args = append(args, r.Work.ID, c.attempts, ms(o.AttemptedAt.Time), o.StatusCode, o.DurationMS, o.Error, o.ResponseBody)
 	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response_body)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, d.ID, attempts, ms(o.AttemptedAt.Time), o.StatusCode, o.DurationMS, o.Error, o.ResponseBody)
+		VALUES `+values.String(), args...)
 	if err != nil {
-		return false, fmt.Errorf("store: record attempt: %w", err)
+		return nil, fmt.Errorf("store: record attempts: %w", err)
 	}
-	if gen != d.Generation || status != rental.DeliveryPending {
-		return false, nil
+	// Move the deliveries on: the successes and the final failures in one
+	// statement each, a retry with its own time alone.
+	var succeeded, failed []any
+	// health is each endpoint's attempts in order: true for a success.
+	health := map[string][]bool{}
+	for i, r := range recs {
+		c, ok := found[r.Work.ID]
+		if !ok || c.gen != r.Work.Generation || c.status != rental.DeliveryPending {
+			continue
+		}
+		moved[i] = true
+		o := r.Outcome
+		health[r.Work.EndpointID] = append(health[r.Work.EndpointID], o.Succeeded())
+		switch {
+		case o.Succeeded():
+			succeeded = append(succeeded, r.Work.ID)
+		case o.Final:
+			failed = append(failed, r.Work.ID)
+		default:
+			if _, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1`, r.Work.ID, nullMs(o.Next)); err != nil {
+				return nil, fmt.Errorf("store: record attempts: %w", err)
+			}
+		}
 	}
-	next := nullMs(o.Next)
-	status = rental.DeliveryPending
-	switch {
-	case o.Succeeded():
-		status, next = rental.DeliverySucceeded, nil
-	case o.Final:
-		status, next = rental.DeliveryFailed, nil
+	for _, done := range []struct {
+		status string
+		ids    []any
+	}{{rental.DeliverySucceeded, succeeded}, {rental.DeliveryFailed, failed}} {
+		if len(done.ids) == 0 {
+			continue
+		}
+		list, ids := inList(2, done.ids)
+		_, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $1, next_attempt_at = NULL WHERE id IN (`+list+`)`,
+			append([]any{done.status}, ids...)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: record attempts: %w", err)
+		}
 	}
-	if _, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $2, next_attempt_at = $3 WHERE id = $1`, d.ID, status, next); err != nil {
-		return false, fmt.Errorf("store: record attempt: %w", err)
+	if err := tx.endpointHealth(ctx, health); err != nil {
+		return nil, err
 	}
-	if o.Succeeded() {
-		_, err = tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, d.EndpointID)
-	} else {
-		_, err = tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2) WHERE id = $1`, d.EndpointID, ms(tx.Now))
+	return moved, nil
+}
+
+// endpointHealth keeps each endpoint's record of failing after its
+// attempts, as if they had been recorded one by one in order: a success
+// clears the record; a failure starts it unless it has started, then
+// disables the endpoint if it has lasted rental.FailingFor. The failing
+// endpoints are taken in order of ID, so that two processes recording
+// attempts of the same endpoints lock them in the same order.
+func (tx *Tx) endpointHealth(ctx context.Context, health map[string][]bool) error {
+	var cleared []any
+	var failing []string
+	for id, oks := range health {
+		last := oks[len(oks)-1]
+		if slices.Contains(oks, true) {
+			// A success clears the record, and a failure after it starts
+			// it again from now.
+			cleared = append(cleared, id)
+		}
+		if !last {
+			failing = append(failing, id)
+		}
+	}
+	if len(cleared) > 0 {
+		slices.SortFunc(cleared, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
+		list, ids := inList(1, cleared)
+		_, err := tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (`+list+`) AND failing_since IS NOT NULL`, ids...)
+		if err != nil {
+			return fmt.Errorf("store: endpoint health: %w", err)
+		}
+	}
+	slices.Sort(failing)
+	for _, id := range failing {
+		_, err := tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2) WHERE id = $1`, id, ms(tx.Now))
 		if err == nil {
 			_, err = tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET status = $2, disabled_reason = $3, updated_at = $4
-				WHERE id = $1 AND status = $5 AND failing_since <= $6`, d.EndpointID, rental.EndpointDisabled,
+				WHERE id = $1 AND status = $5 AND failing_since <= $6`, id, rental.EndpointDisabled,
 				"Every delivery failed for 3 days; fix the receiver, then enable the endpoint again.", ms(tx.Now),
 				rental.EndpointEnabled, ms(tx.Now.Add(-rental.FailingFor)))
 		}
+		if err != nil {
+			return fmt.Errorf("store: endpoint health: %w", err)
+		}
 	}
-	if err != nil {
-		return false, fmt.Errorf("store: endpoint health: %w", err)
+	return nil
+}
+
+// inList is the placeholders of an IN (...) list of vals from $from, and
+// the values to pass for them. The list is padded to a power of two by
+// repeating the last value (which IN ignores), so that lists of any length
+// make a handful of statement texts: PostgreSQL's driver prepares and
+// caches each text it sees on each connection.
+func inList(from int, vals []any) (string, []any) {
+	n := 1
+	for n < len(vals) {
+		n *= 2
 	}
-	return true, nil
+	padded := make([]any, n)
+	copy(padded, vals)
+	for i := len(vals); i < n; i++ {
+		padded[i] = vals[len(vals)-1]
+	}
+	return params(from, n), padded
+}
+
+// params is n numbered placeholders from $from, comma separated, for a
+// statement over a list of values.
+func params(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(from+i))
+	}
+	return b.String()
 }
 
 // AbandonDelivery ends a pending delivery of the generation without an

@@ -22,6 +22,17 @@ const Timeout = 10 * time.Second
 // MaxResponseBody is how much of a receiver's answer is kept in the log.
 const MaxResponseBody = 4 << 10
 
+// MaxIdleConnsPerHost is how many open connections to one receiver are
+// kept for the next attempts: at least as many as the deliveries in flight
+// at once by default (see jobs.Options.DeliveryWorkers), so a receiver taking a
+// stream of deliveries is dialled once per worker, not once per attempt.
+const MaxIdleConnsPerHost = 256
+
+// MaxIdleConns bounds the open connections kept across all receivers, so
+// that many quiet receivers do not each hold connections until they time
+// out.
+const MaxIdleConns = 1000
+
 // UserAgent names the sender in every delivery.
 const UserAgent = "SERVICE-Webhooks/1.0"
 
@@ -54,10 +65,15 @@ type Sender struct {
 // the system's; tests give one that asks their own DNS server.
 func NewSender(g Guard, resolver *net.Resolver) *Sender {
 	t := &http.Transport{
-		Proxy:                 nil, // a proxy would connect on our behalf, past the guard
-		DialContext:           g.dialer(resolver).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   4,
+		Proxy:             nil, // a proxy would connect on our behalf, past the guard
+		DialContext:       g.dialer(resolver).DialContext,
+		ForceAttemptHTTP2: true,
+		// Keep a connection open for each delivery in flight to a receiver,
+		// so that a busy receiver is not dialled (and TLS-shaken) again for
+		// every attempt; a receiver that answers slowly ties up one per
+		// worker at most.
+		MaxIdleConnsPerHost:   MaxIdleConnsPerHost,
+		MaxIdleConns:          MaxIdleConns,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   Timeout,
 		ResponseHeaderTimeout: Timeout,
