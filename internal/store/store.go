@@ -149,7 +149,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 			return nil, fmt.Errorf("store: open postgres: %w", err)
 		}
 		p.SetMaxOpenConns(opts.MaxConns)
-		p.SetMaxIdleConns(max(1, opts.MaxConns/2))
+		// Every connection may stay idle (until idleTimeout): a pool that
+		// kept fewer than it opens would close and reopen connections as
+		// the load wavers, and each new one costs PostgreSQL a backend
+		// process and the driver its prepared statements.
+		p.SetMaxIdleConns(opts.MaxConns)
 		p.SetConnMaxIdleTime(idleTimeout)
 		db.engine, db.write, db.read = Postgres, p, p
 	default:
