@@ -59,7 +59,7 @@ type meter struct {
 	db  *store.DB
 	log *slog.Logger
 
-	flushMu sync.Mutex // one flush at a time
+	flushMu sync.Mutex // one flush at a time, and no total read while one is half way
 
 	mu         sync.Mutex
 	known      map[usageKey]knownTotal // totals as last read from the database
@@ -90,8 +90,13 @@ func (m *meter) total(ctx context.Context, k usageKey) (int64, error) {
 	}
 	m.refreshing[k] = true
 	m.mu.Unlock()
+	// No flush is half way through while the total is read: one that had
+	// added its counts to the database but not yet taken them off writing
+	// would have them counted twice.
+	m.flushMu.Lock()
 	at := time.Now()
 	n, err := m.db.Read().UsageTotal(ctx, k.period())
+	m.flushMu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.refreshing, k)

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -105,7 +106,7 @@ func (b *batch[T, R]) finish(calls []*batchCall[T, R]) {
 	for i, c := range calls {
 		items[i] = c.item
 	}
-	res, err := b.run(ctx, items)
+	res, err := b.runSafely(ctx, items)
 	if err == nil || len(calls) == 1 || ctx.Err() != nil {
 		for i, c := range calls {
 			if err == nil {
@@ -120,6 +121,23 @@ func (b *batch[T, R]) finish(calls []*batchCall[T, R]) {
 	for _, c := range calls {
 		b.finish([]*batchCall[T, R]{c})
 	}
+}
+
+// runSafely is run with a panic, or a result per item missing, turned into
+// the run's error: runs happen on the batch's own goroutine, out of reach
+// of River's recovery of a worker's panic, and a call left unanswered would
+// hang its worker and every later one.
+func (b *batch[T, R]) runSafely(ctx context.Context, items []T) (res []R, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err = nil, fmt.Errorf("jobs: batch run panicked: %v", p)
+		}
+	}()
+	res, err = b.run(ctx, items)
+	if err == nil && len(res) != len(items) {
+		return nil, fmt.Errorf("jobs: batch run answered %d of %d items", len(res), len(items))
+	}
+	return res, err
 }
 
 // attemptLog records finished attempts, many in one transaction.

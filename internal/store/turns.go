@@ -86,9 +86,15 @@ func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, erro
 		return nil, err
 	}
 	tx.release = release
+	claimed := false
+	defer func() {
+		if !claimed { // failed or panicked: the connection and the turn go back
+			tx.Rollback()
+		}
+	}()
 	if err := tx.Claim(ctx, acct); err != nil {
-		tx.Rollback()
 		return nil, err
 	}
+	claimed = true
 	return tx, nil
 }
