@@ -16,32 +16,11 @@ import (
 func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
-		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
-		acct := f.Sandbox(t, e.DB)
-		var ep *rental.WebhookEndpoint
-		err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
-			url := "https://hooks.example.com/"
-			ep, err = tx.CreateEndpoint(ctx, f.App, rental.ModeTest, rental.EndpointSpec{URL: &url, EnabledEvents: []string{"*"}}, storetest.Secret(t))
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, acct, ep, deliver := testEndpoint(t, e)
 		// event makes a delivery and returns it as its job would load it.
 		event := func() *store.DeliveryWork {
 			t.Helper()
-			var id string
-			err := e.DB.InTx(ctx, func(tx *store.Tx) error {
-				d, err := tx.RecordTestEvent(ctx, acct, ep)
-				if d != nil {
-					id = d.ID
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			w, err := e.DB.Read().DeliveryWork(ctx, id)
+			w, err := e.DB.Read().DeliveryWork(ctx, deliver())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -90,7 +69,7 @@ func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 			t.Fatalf("after 73 hours of failures: %+v", s)
 		}
 		// Disabled: new events make no deliveries to it.
-		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+		err := e.DB.InTx(ctx, func(tx *store.Tx) error {
 			return tx.RecordEvent(ctx, acct, "property.updated", map[string]string{"id": "prop_x", "object": "property"})
 		})
 		if err != nil {
@@ -125,30 +104,10 @@ func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 func TestRecordAttemptsInOneBatch(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
-		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
-		acct := f.Sandbox(t, e.DB)
-		var ep *rental.WebhookEndpoint
-		err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
-			url := "https://hooks.example.com/"
-			ep, err = tx.CreateEndpoint(ctx, f.App, rental.ModeTest, rental.EndpointSpec{URL: &url, EnabledEvents: []string{"*"}}, storetest.Secret(t))
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f, _, ep, deliver := testEndpoint(t, e)
 		event := func() *store.DeliveryWork {
 			t.Helper()
-			var id string
-			err := e.DB.InTx(ctx, func(tx *store.Tx) error {
-				d, err := tx.RecordTestEvent(ctx, acct, ep)
-				if d != nil {
-					id = d.ID
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			id := deliver()
 			ws, err := e.DB.Read().DeliveryWorks(ctx, []string{id})
 			if err != nil || ws[0] == nil {
 				t.Fatalf("load %s: %v %v", id, ws, err)
@@ -201,7 +160,7 @@ func TestRecordAttemptsInOneBatch(t *testing.T) {
 
 		ok, retry, final, stale := event(), event(), event(), event()
 		var resent *rental.Delivery
-		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+		err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
 			resent, err = tx.Resend(ctx, f.App.ID, rental.ModeTest, stale.ID)
 			return err
 		})
@@ -261,4 +220,38 @@ func TestRecordAttemptsInOneBatch(t *testing.T) {
 			t.Fatal("still enabled 73 hours after the batch's failure")
 		}
 	})
+}
+
+// testEndpoint makes a developer with a sandbox endpoint that takes every
+// event, and a function that records a webhook.test event to it and
+// returns the ID of the delivery made.
+func testEndpoint(t *testing.T, e storetest.Engine) (storetest.Fixture, *rental.Account, *rental.WebhookEndpoint, func() string) {
+	t.Helper()
+	ctx := t.Context()
+	f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+	acct := f.Sandbox(t, e.DB)
+	var ep *rental.WebhookEndpoint
+	err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+		url := "https://hooks.example.com/"
+		ep, err = tx.CreateEndpoint(ctx, f.App, rental.ModeTest, rental.EndpointSpec{URL: &url, EnabledEvents: []string{"*"}}, storetest.Secret(t))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, acct, ep, func() string {
+		t.Helper()
+		var id string
+		err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+			d, err := tx.RecordTestEvent(ctx, acct, ep)
+			if d != nil {
+				id = d.ID
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
 }
