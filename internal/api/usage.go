@@ -59,7 +59,7 @@ type meter struct {
 	db  *store.DB
 	log *slog.Logger
 
-	flushMu sync.Mutex // one flush at a time, and no total read while one is half way
+	flushMu sync.Mutex // one flush at a time; a total is read only while none is under way
 
 	mu         sync.Mutex
 	known      map[usageKey]knownTotal // totals as last read from the database
@@ -90,13 +90,23 @@ func (m *meter) total(ctx context.Context, k usageKey) (int64, error) {
 	}
 	m.refreshing[k] = true
 	m.mu.Unlock()
-	// No flush is half way through while the total is read: one that had
+	// The total is read while no flush is half way through: one that had
 	// added its counts to the database but not yet taken them off writing
-	// would have them counted twice.
-	m.flushMu.Lock()
+	// would have them counted twice. A request never waits for a flush (it
+	// may be waiting for a busy database): the cached total serves until
+	// the next look.
+	idle := m.flushMu.TryLock()
+	if !idle && ok {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.refreshing, k)
+		return m.known[k].n + m.unflushed[k] + m.writing[k], nil
+	}
 	at := time.Now()
 	n, err := m.db.Read().UsageTotal(ctx, k.period())
-	m.flushMu.Unlock()
+	if idle {
+		m.flushMu.Unlock()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.refreshing, k)
