@@ -589,3 +589,29 @@ func TestBeginClaimedQueues(t *testing.T) {
 		}
 	})
 }
+
+// PostgreSQL connections use one generic plan per prepared statement
+// (planning a page of bills anew each time cost a third of the server's
+// work), unless the DSN names its own plan_cache_mode.
+func TestPostgresPlansOnce(t *testing.T) {
+	e := storetest.Postgres(t)
+	mode := func(db *store.DB) string {
+		t.Helper()
+		var m string
+		if err := db.WritePool().QueryRowContext(t.Context(), `SHOW plan_cache_mode`).Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	if m := mode(e.DB); m != "force_generic_plan" {
+		t.Errorf("plan_cache_mode %q, want force_generic_plan", m)
+	}
+	own, err := store.Open(t.Context(), e.DSN+"&plan_cache_mode=auto", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	if m := mode(own); m != "auto" {
+		t.Errorf("with plan_cache_mode=auto in the DSN: %q", m)
+	}
+}
