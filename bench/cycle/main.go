@@ -190,6 +190,9 @@ func send(req *http.Request, ok int) string {
 	return ""
 }
 
+// paceWarmup is how long pace runs before the run it reports.
+const paceWarmup = 2 * time.Second
+
 // paceGet prints the latencies of GET path at rate requests a second for
 // d (see pace).
 func paceGet(base, key, path string, rate float64, d time.Duration) error {
@@ -197,6 +200,10 @@ func paceGet(base, key, path string, rate float64, d time.Duration) error {
 		return fmt.Errorf("pace: -rate %v: want a positive rate", rate)
 	}
 	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = 1000
+	// A warm-up at the same rate, not counted: the first fraction of a
+	// second otherwise times this client dialling its connections (and
+	// the server's pools filling), not the server at the rate.
+	pace(paceWarmup, rate, getter(base, key, path), 200)
 	fmt.Println(pace(d, rate, getter(base, key, path), 200))
 	return nil
 }

@@ -144,57 +144,66 @@ func (s *Server) run(c *call, h handlerFunc) response {
 // Idempotency-Key, exactly once with the response stored in that same
 // transaction.
 func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
-	held, answer, err := s.claimKey(c)
+	idem, err := idempotencyOf(c)
 	if err != nil {
 		s.writeError(w, c.r, err)
 		return
 	}
-	if answer != nil {
-		answer.write(w)
-		return
+	if idem != nil {
+		if !s.running.start(idem.key) {
+			s.writeError(w, c.r, errInProgress)
+			return
+		}
+		defer s.running.end(idem.key)
 	}
-	var keep func(*store.Tx, response) error
-	if held != nil {
-		w.Header().Set("Idempotent-Replayed", "false")
-		keep = held.keep
-		defer held.abandon() // a panic gives the key back, so a retry can run now
-	}
-	resp := s.transact(c, h, keep)
-	held.finish(resp.status)
-	resp.write(w)
+	s.transact(c, h, idem).write(w)
 }
 
-// transact runs the handler in a transaction. On success, keep (which stores
-// the idempotent response; nil without a key) runs in the same transaction
-// before the commit. A 4xx rolls the work back but is still kept; a 5xx
-// keeps nothing.
-func (s *Server) transact(c *call, h handlerFunc, keep func(*store.Tx, response) error) response {
-	var tx *store.Tx
-	var err error
-	if c.appLevel {
-		tx, err = s.db.Begin(c.ctx)
-	} else {
-		tx, err = s.db.BeginClaimed(c.ctx, c.acct())
+// transact runs the handler in a transaction. With an Idempotency-Key the
+// key is claimed first in the same transaction (a key used before answers
+// its stored response instead), and the answer is stored before the
+// commit. A 4xx rolls the work back but is still kept; a 5xx keeps
+// nothing, not even the claim, so a retry runs the request again.
+func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
+	begin := func() (*store.Tx, error) {
+		if c.appLevel {
+			return s.db.Begin(c.ctx)
+		}
+		return s.db.BeginClaimed(c.ctx, c.acct())
 	}
+	tx, err := begin()
 	if err != nil {
 		return s.renderError(c.ctx, err)
 	}
 	defer tx.Rollback()
+	if idem != nil {
+		if ok, answer := s.claim(c, tx, idem); !ok {
+			return answer
+		}
+	}
 	c.tx, c.q = tx, &tx.Queries
 	resp := s.run(c, h)
-	if !keepable(resp.status) {
+	if !keepable(resp.status) || resp.status >= 400 && idem == nil {
 		return resp
 	}
-	switch {
-	case resp.status >= 400 && keep != nil:
+	if resp.status >= 400 {
+		// The work is undone and the answer kept: in a new transaction,
+		// which claims the key again (another process may have run a
+		// request with it in between: then that one's answer counts).
 		tx.Rollback()
-		err = s.db.InTx(c.ctx, func(tx *store.Tx) error { return keep(tx, resp) })
-	case resp.status >= 400:
-	case keep != nil:
-		if err = keep(tx, resp); err == nil {
-			err = tx.Commit()
+		if tx, err = begin(); err != nil {
+			return s.renderError(c.ctx, err)
 		}
-	default:
+		defer tx.Rollback()
+		if ok, answer := s.claim(c, tx, idem); !ok {
+			return answer
+		}
+	}
+	if idem != nil {
+		resp.header.Set("Idempotent-Replayed", "false")
+		err = s.keep(c, tx, idem, resp)
+	}
+	if err == nil {
 		err = tx.Commit()
 	}
 	if err != nil {

@@ -123,9 +123,7 @@ func TestEveryErrorCode(t *testing.T) {
 			}},
 			{"idempotency_in_progress", 409, func(t *testing.T) *result {
 				body := `{"name":"busy","electricity_rate":1,"water_rate":1}`
-				sum := fingerprint("POST", "/v1/properties", body)
-				e.DB.ClaimIdempotency(ctx, store.IdempotencyKey{ApplicationID: f.App.ID, AccountID: f.App.SandboxAccountID, Key: "busy"}, sum)
-				return h.do(req{key: key, method: "POST", path: "/v1/properties", body: body, headers: hdr("Idempotency-Key: busy")})
+				return h.whileRunning(f.Sandbox(t, e.DB), req{key: key, method: "POST", path: "/v1/properties", body: body, headers: hdr("Idempotency-Key: busy")})
 			}},
 			{"request_too_large", 413, func(t *testing.T) *result {
 				return h.do(req{key: key, method: "POST", path: "/v1/properties", body: `{"name":"` + strings.Repeat("x", 1<<20) + `"}`})

@@ -2,85 +2,83 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sync"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 )
 
-// heldKey is an Idempotency-Key this request claimed: its response is
-// stored in the request's own transaction, or the key is given back so a
-// retry runs the request again.
-type heldKey struct {
-	s     *Server
-	ctx   context.Context
-	key   store.IdempotencyKey
-	token int64
-	done  bool
+// idempotency is a write's Idempotency-Key: the key, the fingerprint of
+// the request (method, path, body) it may only be used for, and once
+// claimed in the request's transaction the token that stores the answer.
+type idempotency struct {
+	key         store.IdempotencyKey
+	fingerprint string
+	token       int64
 }
 
-// claimKey claims the write's Idempotency-Key. Without the header it
-// returns nothing: the write runs unprotected. Otherwise either the key is
-// held for this request, or answer is what the client gets instead: the
-// stored response of the first request, or an idempotency error.
-func (s *Server) claimKey(c *call) (held *heldKey, answer *response, err error) {
+// idempotencyOf reads the write's Idempotency-Key: nil without the
+// header (the write runs unprotected), an error if it is malformed.
+func idempotencyOf(c *call) (*idempotency, error) {
 	r := c.r
 	values, keyed := r.Header["Idempotency-Key"]
 	if !keyed {
-		return nil, nil, nil
+		return nil, nil
 	}
 	if len(values) != 1 || !validIdempotencyKey(values[0]) {
-		return nil, nil, rental.Errorf(rental.KindInvalid, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters.")
+		return nil, rental.Errorf(rental.KindInvalid, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters.")
 	}
-	k := store.IdempotencyKey{ApplicationID: c.caller.key.App.ID, AccountID: c.caller.accountID(), Key: values[0]}
 	sum := sha256.Sum256([]byte(r.Method + "\n" + r.URL.Path + "\n" + string(c.body)))
-	claim, token, stored, err := s.db.ClaimIdempotency(c.ctx, k, hex.EncodeToString(sum[:]))
+	return &idempotency{
+		key:         store.IdempotencyKey{ApplicationID: c.caller.key.App.ID, AccountID: c.caller.accountID(), Key: values[0]},
+		fingerprint: hex.EncodeToString(sum[:]),
+	}, nil
+}
+
+// claim claims the key in tx, the request's transaction. ok means the
+// request runs; otherwise answer is what the client gets instead: the
+// stored response of the first request with the key, or an idempotency
+// error.
+func (s *Server) claim(c *call, tx *store.Tx, idem *idempotency) (ok bool, answer response) {
+	claim, token, stored, err := tx.ClaimIdempotency(c.ctx, idem.key, idem.fingerprint)
 	if err != nil {
-		return nil, nil, err
+		return false, s.renderError(c.ctx, err)
 	}
 	switch claim {
+	case store.Claimed:
+		idem.token = token
+		return true, response{}
 	case store.Replay:
-		resp, err := s.replay(k, *stored)
+		resp, err := s.replay(idem.key, *stored)
 		if err != nil {
-			return nil, nil, err
+			return false, s.renderError(c.ctx, err)
 		}
 		if resp.status >= 400 { // the log line and metrics name a replayed error's code too
 			var env errorBody
 			json.Unmarshal(resp.body, &env)
 			info(c.ctx).code = env.Error.Code
 		}
-		return nil, &resp, nil
+		return false, resp
 	case store.InProgress:
-		return nil, nil, rental.Errorf(rental.KindConflict, "idempotency_in_progress",
-			"A request with this Idempotency-Key is still running; retry after a second.")
-	case store.Mismatch:
-		return nil, nil, requestErrorf(http.StatusUnprocessableEntity, "idempotency_key_reused",
-			"This Idempotency-Key was used for a request with a different method, path or body.")
+		return false, s.renderError(c.ctx, errInProgress)
 	}
-	return &heldKey{s: s, ctx: c.ctx, key: k, token: token}, nil, nil
+	return false, s.renderError(c.ctx, requestErrorf(http.StatusUnprocessableEntity, "idempotency_key_reused",
+		"This Idempotency-Key was used for a request with a different method, path or body."))
 }
+
+// errInProgress answers a request whose key another request is using.
+var errInProgress = rental.Errorf(rental.KindConflict, "idempotency_in_progress",
+	"A request with this Idempotency-Key is still running; retry after a second.")
 
 // keep stores the response in tx, the request's own transaction, so the
 // write and its stored response commit together.
-func (k *heldKey) keep(tx *store.Tx, resp response) error {
-	return tx.CompleteIdempotency(k.ctx, k.key, k.token, k.s.stored(k.key, resp))
-}
-
-// finish ends the claim once the response is known: a 5xx (or a request
-// the client gave up on) is not kept, so the key is given back for a retry.
-func (k *heldKey) finish(status int) {
-	if k == nil {
-		return
-	}
-	k.done = true
-	if !keepable(status) {
-		k.release()
-	}
+func (s *Server) keep(c *call, tx *store.Tx, idem *idempotency, resp response) error {
+	return tx.CompleteIdempotency(c.ctx, idem.key, idem.token, s.stored(idem.key, resp))
 }
 
 // keepable reports whether a response is the request's answer, to keep and
@@ -88,18 +86,34 @@ func (k *heldKey) finish(status int) {
 // answered no one; a retry runs the request again.
 func keepable(status int) bool { return status < 500 && status != StatusClientClosed }
 
-// abandon gives the key back if the request never finished (a panic).
-func (k *heldKey) abandon() {
-	if !k.done {
-		k.release()
-	}
+// running is the Idempotency-Keys of this process's requests under way. A
+// second request with one of them is told 409 idempotency_in_progress at
+// once, as the specification says, rather than waiting at the key's row
+// for the first to end; across processes it is the row that decides.
+type running struct {
+	mu   sync.Mutex
+	keys map[store.IdempotencyKey]bool
 }
 
-func (k *heldKey) release() {
-	ctx := context.WithoutCancel(k.ctx)
-	if err := k.s.db.ReleaseIdempotency(ctx, k.key, k.token); err != nil {
-		k.s.log.ErrorContext(ctx, "idempotency release", "request_id", requestID(ctx), "error", err.Error())
+// start takes k for a request; false if another request has it.
+func (r *running) start(k store.IdempotencyKey) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.keys[k] {
+		return false
 	}
+	if r.keys == nil {
+		r.keys = map[store.IdempotencyKey]bool{}
+	}
+	r.keys[k] = true
+	return true
+}
+
+// end gives k back.
+func (r *running) end(k store.IdempotencyKey) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.keys, k)
 }
 
 // stored turns a response into its stored form: status, body, and the

@@ -2,16 +2,12 @@ package api_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
 	"rentapi/internal/rental"
-	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -71,6 +67,35 @@ func TestIdempotentConcurrentCreates(t *testing.T) {
 	})
 }
 
+// whileRunning sends rq twice at once while the account's landlord is
+// taken by another writer, so the first of the two to arrive waits for its
+// turn, still running, and returns the other's answer. Then the writer
+// lets go and the waiting request must succeed (2xx).
+func (h *harness) whileRunning(acct *rental.Account, rq req) *result {
+	h.t.Helper()
+	writer, err := h.e.DB.BeginClaimed(h.t.Context(), acct)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer writer.Rollback()
+	answers := make(chan *result, 2)
+	for range 2 {
+		go func() {
+			res, err := h.send(rq)
+			if err != nil {
+				h.t.Error(err)
+			}
+			answers <- res
+		}()
+	}
+	first := <-answers
+	writer.Rollback()
+	if second := <-answers; second == nil || second.status/100 != 2 {
+		h.t.Errorf("the request that waited: %+v", second)
+	}
+	return first
+}
+
 func TestIdempotencyRules(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
@@ -110,13 +135,7 @@ func TestIdempotencyRules(t *testing.T) {
 			t.Fatal("204 not replayed")
 		}
 		// Same key while the first request still runs.
-		sandbox := f.Sandbox(t, e.DB)
-		body, _ := json.Marshal(property("A"))
-		sum := sha256.Sum256([]byte("POST\n/v1/properties\n" + string(body)))
-		if _, _, _, err := e.DB.ClaimIdempotency(t.Context(), store.IdempotencyKey{ApplicationID: f.App.ID, AccountID: sandbox.ID, Key: "running"}, hex.EncodeToString(sum[:])); err != nil {
-			t.Fatal(err)
-		}
-		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik("running")}), http.StatusConflict, "idempotency_in_progress")
+		want(t, h.whileRunning(f.Sandbox(t, e.DB), req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik("running")}), http.StatusConflict, "idempotency_in_progress")
 		// Keys must be 1-255 printable ASCII characters.
 		for _, k := range []string{strings.Repeat("a", 256), "tab\there", "ไทย"} {
 			want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik(k)}), http.StatusBadRequest, "invalid_idempotency_key")

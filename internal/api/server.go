@@ -106,6 +106,8 @@ type Server struct {
 	chatLive   bool
 	line       *chat.Client
 	lineSecret string
+	// running is the Idempotency-Keys of writes under way here.
+	running running
 }
 
 // NewServer builds the API server.

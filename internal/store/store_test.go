@@ -308,59 +308,85 @@ func TestOperatorControls(t *testing.T) {
 	})
 }
 
+// claimIn claims k in a transaction of its own and, when claimed and
+// given a response, completes it before the commit (nil: rolls back, as a
+// 5xx does).
+func claimIn(t *testing.T, db *store.DB, k store.IdempotencyKey, fp string, resp *store.StoredResponse) (store.Claim, *store.StoredResponse) {
+	t.Helper()
+	var claim store.Claim
+	var stored *store.StoredResponse
+	errRolledBack := errors.New("rolled back")
+	err := db.InTx(context.Background(), func(tx *store.Tx) error {
+		c, token, sr, err := tx.ClaimIdempotency(context.Background(), k, fp)
+		if err != nil {
+			return err
+		}
+		claim, stored = c, sr
+		if c != store.Claimed || resp == nil {
+			return errRolledBack
+		}
+		return tx.CompleteIdempotency(context.Background(), k, token, *resp)
+	})
+	if err != nil && !errors.Is(err, errRolledBack) {
+		t.Fatal(err)
+	}
+	return claim, stored
+}
+
 func TestIdempotencyClaims(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		k := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "k1"}
-		claim, token, _, err := e.DB.ClaimIdempotency(ctx, k, "fp")
-		if err != nil || claim != store.Claimed {
-			t.Fatalf("first claim: %v %v", claim, err)
+		// A claim rolled back with its request (a 5xx) leaves nothing: a
+		// retry runs at once.
+		if c, _ := claimIn(t, e.DB, k, "fp", nil); c != store.Claimed {
+			t.Fatalf("first claim: %v", c)
 		}
-		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, k, "fp"); c != store.InProgress {
-			t.Fatalf("second claim while running: %v", c)
+		if c, _ := claimIn(t, e.DB, k, "other", nil); c != store.Claimed {
+			t.Fatalf("after a rolled back claim: %v", c)
 		}
-		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, k, "other"); c != store.Mismatch {
+		// A completed claim replays; another request with the key is refused.
+		if c, _ := claimIn(t, e.DB, k, "fp", &store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("body")}); c != store.Claimed {
+			t.Fatalf("claim to complete: %v", c)
+		}
+		if c, resp := claimIn(t, e.DB, k, "fp", nil); c != store.Replay || resp.Status != 201 || string(resp.Body) != "body" {
+			t.Fatalf("replay: %v %+v", c, resp)
+		}
+		if c, _ := claimIn(t, e.DB, k, "other", nil); c != store.Mismatch {
 			t.Fatalf("other fingerprint: %v", c)
 		}
-		// A request that died half way: after 60 s a retry takes over, and the
-		// first one can no longer complete.
-		e.Clock.Advance(61 * time.Second)
-		c, token2, _, err := e.DB.ClaimIdempotency(ctx, k, "fp")
-		if err != nil || c != store.Claimed || token2 == token {
-			t.Fatalf("takeover: %v %v", c, err)
+		// Stored for 24 hours, then the key is new again.
+		e.Clock.Advance(24 * time.Hour)
+		if c, _ := claimIn(t, e.DB, k, "other", &store.StoredResponse{Status: 200, Header: `{}`}); c != store.Claimed {
+			t.Fatalf("after retention: %v", c)
 		}
-		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
-			return tx.CompleteIdempotency(ctx, k, token, store.StoredResponse{Status: 201, Body: []byte("x")})
+		// A key held by an earlier version's separate claim: in progress
+		// while fresh; after 60 s a retry takes over, and the first request
+		// can no longer complete.
+		k2 := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "k2"}
+		held := e.Clock.Now().UnixMilli()
+		if _, err := e.DB.WritePool().ExecContext(ctx, `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
+			VALUES ($1, $2, $3, 'fp', $4, $4, $5)`, k2.ApplicationID, k2.AccountID, k2.Key, held, held+store.IdempotencyRetention.Milliseconds()); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := claimIn(t, e.DB, k2, "fp", nil); c != store.InProgress {
+			t.Fatalf("a fresh claim of an earlier version: %v", c)
+		}
+		e.Clock.Advance(61 * time.Second)
+		if c, _ := claimIn(t, e.DB, k2, "fp", &store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("retry")}); c != store.Claimed {
+			t.Fatalf("takeover: %v", c)
+		}
+		err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+			return tx.CompleteIdempotency(ctx, k2, held, store.StoredResponse{Status: 201, Body: []byte("x")})
 		})
 		if err == nil {
 			t.Fatal("the stale claim completed")
 		}
-		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
-			return tx.CompleteIdempotency(ctx, k, token2, store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("body")})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, _, resp, err := e.DB.ClaimIdempotency(ctx, k, "fp")
-		if err != nil || c != store.Replay || resp.Status != 201 || string(resp.Body) != "body" {
-			t.Fatalf("replay: %v %+v %v", c, resp, err)
-		}
-		// Stored for 24 hours, then the key is new again.
-		e.Clock.Advance(24 * time.Hour)
-		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, k, "other"); c != store.Claimed {
-			t.Fatalf("after retention: %v", c)
-		}
-		// A released claim (the request failed with a 5xx) can run again at once.
-		k2 := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "k2"}
-		_, tok, _, _ := e.DB.ClaimIdempotency(ctx, k2, "fp")
-		if err := e.DB.ReleaseIdempotency(ctx, k2, tok); err != nil {
-			t.Fatal(err)
-		}
-		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, k2, "fp"); c != store.Claimed {
-			t.Fatalf("after release: %v", c)
+		if c, resp := claimIn(t, e.DB, k2, "fp", nil); c != store.Replay || string(resp.Body) != "retry" {
+			t.Fatalf("after the takeover: %v %+v", c, resp)
 		}
 		// Keys are scoped to application and account.
-		if c, _, _, _ := e.DB.ClaimIdempotency(ctx, store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_2", Key: "k2"}, "fp"); c != store.Claimed {
+		if c, _ := claimIn(t, e.DB, store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_2", Key: "k2"}, "fp", &store.StoredResponse{Status: 200, Header: `{}`}); c != store.Claimed {
 			t.Fatalf("other account: %v", c)
 		}
 		e.Clock.Advance(25 * time.Hour)
@@ -370,6 +396,8 @@ func TestIdempotencyClaims(t *testing.T) {
 	})
 }
 
+// Twenty transactions claim one key at once: one runs, and the others,
+// waiting at the key's row, replay its answer.
 func TestConcurrentClaimsOneWinner(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		k := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "race"}
@@ -378,17 +406,14 @@ func TestConcurrentClaimsOneWinner(t *testing.T) {
 		var wg sync.WaitGroup
 		for range 20 {
 			wg.Go(func() {
-				c, _, _, err := e.DB.ClaimIdempotency(context.Background(), k, "fp")
-				if err != nil {
-					t.Error(err)
-				}
+				c, _ := claimIn(t, e.DB, k, "fp", &store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("once")})
 				mu.Lock()
 				counts[c]++
 				mu.Unlock()
 			})
 		}
 		wg.Wait()
-		if counts[store.Claimed] != 1 || counts[store.InProgress] != 19 {
+		if counts[store.Claimed] != 1 || counts[store.Replay] != 19 {
 			t.Fatalf("claims: %v", counts)
 		}
 	})
