@@ -72,6 +72,9 @@ type DB struct {
 	friendURL string
 	// turns queues the process's writers of each landlord.
 	turns turns
+	// checkpoints copies SQLite's log into its database file (nil on
+	// PostgreSQL).
+	checkpoints *checkpointer
 }
 
 // Options tune Open. The zero value is the production setting.
@@ -136,7 +139,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 			return nil, err
 		}
 		base := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_busy_timeout=10000&_journal_mode=WAL&_foreign_keys=1&_synchronous=NORMAL"
-		w := sql.OpenDB(sqliteConnector{base + "&_txlock=immediate"})
+		// The writer never checkpoints the log itself: db.checkpoints does.
+		w := sql.OpenDB(sqliteConnector{base + "&_txlock=immediate&_pragma=wal_autocheckpoint(0)"})
 		w.SetMaxOpenConns(1)
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
@@ -144,6 +148,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		r.SetMaxOpenConns(8)
 		r.SetMaxIdleConns(8)
 		db.engine, db.write, db.read = SQLite, w, r
+		db.checkpoints = startCheckpointer(base, db.log)
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		cfg, err := pgx.ParseConfig(dsn)
 		if err != nil {
@@ -266,7 +271,11 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close closes the pools.
 func (db *DB) Close() error {
-	err := db.write.Close()
+	var err error
+	if db.checkpoints != nil {
+		err = db.checkpoints.Close()
+	}
+	err = errors.Join(err, db.write.Close())
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}

@@ -640,3 +640,38 @@ func TestPostgresPlansOnce(t *testing.T) {
 		t.Errorf("with plan_cache_mode=auto in the DSN: %q", m)
 	}
 }
+
+// SQLite's log reaches the database file without a write doing it: the
+// writer's own checkpoints are off, and the store's checkpointer copies
+// the log in the background.
+func TestSQLiteLogIsCheckpointed(t *testing.T) {
+	e := storetest.SQLite(t)
+	ctx := t.Context()
+	path := strings.TrimPrefix(e.DSN, "sqlite:")
+	size := func(name string) int64 {
+		fi, err := os.Stat(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+	var auto int
+	if err := e.DB.WritePool().QueryRowContext(ctx, `PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil || auto != 0 {
+		t.Fatalf("the writer checkpoints every %d pages (%v)", auto, err)
+	}
+	before := size(path)
+	f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+	f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+	for range 10 { // more pages than were in the file
+		if _, err := e.DB.WritePool().ExecContext(ctx, `UPDATE developers SET name = name`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for size(path) <= before {
+		if time.Now().After(deadline) {
+			t.Fatalf("the database file stayed %d bytes (log %d bytes)", before, size(path+"-wal"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
