@@ -150,11 +150,11 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 		return
 	}
 	if idem != nil {
-		if !s.running.start(idem.key) {
-			s.writeError(w, c.r, errInProgress)
+		if err := s.running.start(idem); err != nil {
+			s.writeError(w, c.r, err)
 			return
 		}
-		defer s.running.end(idem.key)
+		defer s.running.end(idem)
 	}
 	s.transact(c, h, idem).write(w)
 }
@@ -165,13 +165,16 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 // commit. A 4xx rolls the work back but is still kept; a 5xx keeps
 // nothing, not even the claim, so a retry runs the request again.
 func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
-	begin := func() (*store.Tx, error) {
-		if c.appLevel {
-			return s.db.Begin(c.ctx)
-		}
-		return s.db.BeginClaimed(c.ctx, c.acct())
+	// A write for an account takes its landlord first, then the key's row,
+	// even one on the application's own resources (it may record an event
+	// of the landlord): one order for every write, no deadlock.
+	var tx *store.Tx
+	var err error
+	if c.acct() == nil {
+		tx, err = s.db.Begin(c.ctx)
+	} else {
+		tx, err = s.db.BeginClaimed(c.ctx, c.acct())
 	}
-	tx, err := begin()
 	if err != nil {
 		return s.renderError(c.ctx, err)
 	}
@@ -187,11 +190,12 @@ func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
 		return resp
 	}
 	if resp.status >= 400 {
-		// The work is undone and the answer kept: in a new transaction,
-		// which claims the key again (another process may have run a
-		// request with it in between: then that one's answer counts).
+		// The work is undone and the answer kept: in a new transaction
+		// that takes only the key (not the landlord's turn again), and
+		// claims it again (another process may have run a request with it
+		// in between: then that one's answer counts).
 		tx.Rollback()
-		if tx, err = begin(); err != nil {
+		if tx, err = s.db.Begin(c.ctx); err != nil {
 			return s.renderError(c.ctx, err)
 		}
 		defer tx.Rollback()

@@ -67,9 +67,12 @@ func (s *Server) claim(c *call, tx *store.Tx, idem *idempotency) (ok bool, answe
 	case store.InProgress:
 		return false, s.renderError(c.ctx, errInProgress)
 	}
-	return false, s.renderError(c.ctx, requestErrorf(http.StatusUnprocessableEntity, "idempotency_key_reused",
-		"This Idempotency-Key was used for a request with a different method, path or body."))
+	return false, s.renderError(c.ctx, errKeyReused)
 }
+
+// errKeyReused answers a request whose key was used for another.
+var errKeyReused = requestErrorf(http.StatusUnprocessableEntity, "idempotency_key_reused",
+	"This Idempotency-Key was used for a request with a different method, path or body.")
 
 // errInProgress answers a request whose key another request is using.
 var errInProgress = rental.Errorf(rental.KindConflict, "idempotency_in_progress",
@@ -86,34 +89,39 @@ func (s *Server) keep(c *call, tx *store.Tx, idem *idempotency, resp response) e
 // answered no one; a retry runs the request again.
 func keepable(status int) bool { return status < 500 && status != StatusClientClosed }
 
-// running is the Idempotency-Keys of this process's requests under way. A
-// second request with one of them is told 409 idempotency_in_progress at
-// once, as the specification says, rather than waiting at the key's row
-// for the first to end; across processes it is the row that decides.
+// running is the Idempotency-Keys of this process's requests under way,
+// with their requests' fingerprints. A second request with one of them is
+// answered at once, as the specification says: 409 idempotency_in_progress,
+// or 422 idempotency_key_reused if it is another request; it does not wait
+// at the key's row for the first to end. Across processes it is the row
+// that decides.
 type running struct {
 	mu   sync.Mutex
-	keys map[store.IdempotencyKey]bool
+	keys map[store.IdempotencyKey]string
 }
 
-// start takes k for a request; false if another request has it.
-func (r *running) start(k store.IdempotencyKey) bool {
+// start takes the key for a request, or says why it cannot.
+func (r *running) start(idem *idempotency) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.keys[k] {
-		return false
+	if fp, busy := r.keys[idem.key]; busy {
+		if fp != idem.fingerprint {
+			return errKeyReused
+		}
+		return errInProgress
 	}
 	if r.keys == nil {
-		r.keys = map[store.IdempotencyKey]bool{}
+		r.keys = map[store.IdempotencyKey]string{}
 	}
-	r.keys[k] = true
-	return true
+	r.keys[idem.key] = idem.fingerprint
+	return nil
 }
 
-// end gives k back.
-func (r *running) end(k store.IdempotencyKey) {
+// end gives the key back.
+func (r *running) end(idem *idempotency) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.keys, k)
+	delete(r.keys, idem.key)
 }
 
 // stored turns a response into its stored form: status, body, and the

@@ -67,11 +67,12 @@ func TestIdempotentConcurrentCreates(t *testing.T) {
 	})
 }
 
-// whileRunning sends rq twice at once while the account's landlord is
-// taken by another writer, so the first of the two to arrive waits for its
-// turn, still running, and returns the other's answer. Then the writer
-// lets go and the waiting request must succeed (2xx).
-func (h *harness) whileRunning(acct *rental.Account, rq req) *result {
+// whileRunning sends rq and then (at once, if given) other while the
+// account's landlord is taken by another writer, so the first of the two
+// to arrive waits for its turn, still running, and returns the other's
+// answer. Then the writer lets go and the waiting request must succeed
+// (2xx).
+func (h *harness) whileRunning(acct *rental.Account, rq req, other ...req) *result {
 	h.t.Helper()
 	writer, err := h.e.DB.BeginClaimed(h.t.Context(), acct)
 	if err != nil {
@@ -79,7 +80,7 @@ func (h *harness) whileRunning(acct *rental.Account, rq req) *result {
 	}
 	defer writer.Rollback()
 	answers := make(chan *result, 2)
-	for range 2 {
+	for _, rq := range append([]req{rq}, append(other, rq)[0]) {
 		go func() {
 			res, err := h.send(rq)
 			if err != nil {
@@ -135,7 +136,12 @@ func TestIdempotencyRules(t *testing.T) {
 			t.Fatal("204 not replayed")
 		}
 		// Same key while the first request still runs.
-		want(t, h.whileRunning(f.Sandbox(t, e.DB), req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik("running")}), http.StatusConflict, "idempotency_in_progress")
+		running := req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik("running")}
+		want(t, h.whileRunning(f.Sandbox(t, e.DB), running), http.StatusConflict, "idempotency_in_progress")
+		// ... and another request with that key while it runs.
+		reused := req{key: key, method: "POST", path: "/v1/properties", body: property("B"), headers: ik("running-2")}
+		running.headers = ik("running-2")
+		want(t, h.whileRunning(f.Sandbox(t, e.DB), running, reused), http.StatusUnprocessableEntity, "idempotency_key_reused")
 		// Keys must be 1-255 printable ASCII characters.
 		for _, k := range []string{strings.Repeat("a", 256), "tab\there", "ไทย"} {
 			want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("A"), headers: ik(k)}), http.StatusBadRequest, "invalid_idempotency_key")

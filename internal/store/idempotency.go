@@ -58,62 +58,59 @@ type StoredResponse struct {
 // fresh it is InProgress, once stale it is taken over.
 func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprint string) (Claim, int64, *StoredResponse, error) {
 	now := ms(tx.Now)
-	insert := func() (bool, error) {
+	// Three looks: a row can go (purged, expired) between the insert that
+	// met it and the select, and come back from another request.
+	for range 3 {
 		res, err := tx.c.ExecContext(ctx, `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT DO NOTHING`,
 			k.ApplicationID, k.AccountID, k.Key, fingerprint, now, now+IdempotencyRetention.Milliseconds())
 		if err != nil {
-			return false, fmt.Errorf("store: idempotency claim: %w", err)
+			return 0, 0, nil, fmt.Errorf("store: idempotency claim: %w", err)
 		}
-		n, _ := res.RowsAffected()
-		return n == 1, nil
-	}
-	if ok, err := insert(); err != nil || ok {
-		return Claimed, now, nil, err
-	}
-	var fp string
-	var done bool
-	var locked, expires int64
-	var status sql.NullInt64
-	var header sql.NullString
-	var body []byte
-	err := tx.c.QueryRowContext(ctx, `SELECT fingerprint, done, locked_at, status_code, header, body, expires_at
-		FROM idempotency_keys WHERE application_id = $1 AND account_id = $2 AND key = $3`, k.ApplicationID, k.AccountID, k.Key).
-		Scan(&fp, &done, &locked, &status, &header, &body, &expires)
-	if errors.Is(err, sql.ErrNoRows) {
-		return InProgress, 0, nil, nil // deleted as the insert looked: seen as busy, a retry runs
-	}
-	if err != nil {
-		return 0, 0, nil, fmt.Errorf("store: idempotency lookup: %w", err)
-	}
-	switch {
-	case expires <= now:
-		if _, err := tx.c.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE application_id = $1 AND account_id = $2 AND key = $3 AND expires_at = $4`,
-			k.ApplicationID, k.AccountID, k.Key, expires); err != nil {
-			return 0, 0, nil, fmt.Errorf("store: idempotency expire: %w", err)
+		if n, _ := res.RowsAffected(); n == 1 {
+			return Claimed, now, nil, nil
 		}
-		if ok, err := insert(); err != nil || !ok {
-			return InProgress, 0, nil, err
+		var fp string
+		var done bool
+		var locked, expires int64
+		var status sql.NullInt64
+		var header sql.NullString
+		var body []byte
+		err = tx.c.QueryRowContext(ctx, `SELECT fingerprint, done, locked_at, status_code, header, body, expires_at
+			FROM idempotency_keys WHERE application_id = $1 AND account_id = $2 AND key = $3`, k.ApplicationID, k.AccountID, k.Key).
+			Scan(&fp, &done, &locked, &status, &header, &body, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
 		}
-		return Claimed, now, nil, nil
-	case fp != fingerprint:
-		return Mismatch, 0, nil, nil
-	case done:
-		return Replay, 0, &StoredResponse{Status: int(status.Int64), Header: header.String, Body: body}, nil
-	case locked > now-IdempotencyStale.Milliseconds():
-		return InProgress, 0, nil, nil
+		if err != nil {
+			return 0, 0, nil, fmt.Errorf("store: idempotency lookup: %w", err)
+		}
+		switch {
+		case expires <= now:
+			if _, err := tx.c.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE application_id = $1 AND account_id = $2 AND key = $3 AND expires_at = $4`,
+				k.ApplicationID, k.AccountID, k.Key, expires); err != nil {
+				return 0, 0, nil, fmt.Errorf("store: idempotency expire: %w", err)
+			}
+			continue
+		case fp != fingerprint:
+			return Mismatch, 0, nil, nil
+		case done:
+			return Replay, 0, &StoredResponse{Status: int(status.Int64), Header: header.String, Body: body}, nil
+		case locked > now-IdempotencyStale.Milliseconds():
+			return InProgress, 0, nil, nil
+		}
+		token := max(now, locked+1)
+		res, err = tx.c.ExecContext(ctx, `UPDATE idempotency_keys SET locked_at = $5
+			WHERE application_id = $1 AND account_id = $2 AND key = $3 AND locked_at = $4 AND done = FALSE`,
+			k.ApplicationID, k.AccountID, k.Key, locked, token)
+		if err != nil {
+			return 0, 0, nil, fmt.Errorf("store: idempotency takeover: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return Claimed, token, nil, nil
+		}
 	}
-	token := max(now, locked+1)
-	res, err := tx.c.ExecContext(ctx, `UPDATE idempotency_keys SET locked_at = $5
-		WHERE application_id = $1 AND account_id = $2 AND key = $3 AND locked_at = $4 AND done = FALSE`,
-		k.ApplicationID, k.AccountID, k.Key, locked, token)
-	if err != nil {
-		return 0, 0, nil, fmt.Errorf("store: idempotency takeover: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return InProgress, 0, nil, nil
-	}
-	return Claimed, token, nil, nil
+	return InProgress, 0, nil, nil
 }
 
 // CompleteIdempotency stores the response of a claimed request. Called inside

@@ -128,14 +128,22 @@ type ReadingInput struct {
 // it). Previous values default to the room's latest earlier reading, or 0.
 // A second reading of the month is 409 resource_exists naming the first.
 func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in ReadingInput) (*rental.Reading, error) {
-	// The room and its property's rates in one look (a reading needs no
-	// more of either), then one at the room's latest reading.
+	// One look at the room, its property's rates (a reading needs no more
+	// of either) and the room's latest reading up to the month: the
+	// month's own (it exists already) or the one before (where the meters
+	// start from).
 	var room rental.Room
 	var prop rental.Property
 	var flat sql.NullInt64
-	err := tx.c.QueryRowContext(ctx, `SELECT r.id, r.number, r.property_id, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount
-		FROM rooms r JOIN properties p ON p.id = r.property_id WHERE r.landlord_id = $1 AND r.id = $2`, acct.LandlordID, in.RoomID).
-		Scan(&room.ID, &room.Number, &room.PropertyID, &prop.ElectricityRate, &prop.WaterBilling, &prop.WaterRate, &flat)
+	var latestID, latestMonth sql.NullString
+	var ePrev, wPrev sql.NullInt64
+	err := tx.c.QueryRowContext(ctx, `SELECT r.id, r.number, r.property_id, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount,
+			m.id, m.month, m.e_current, m.w_current
+		FROM rooms r JOIN properties p ON p.id = r.property_id
+		LEFT JOIN meter_readings m ON m.id = (SELECT id FROM meter_readings WHERE landlord_id = $1 AND room_id = r.id AND month <= $3 ORDER BY month DESC LIMIT 1)
+		WHERE r.landlord_id = $1 AND r.id = $2`, acct.LandlordID, in.RoomID, in.Month).
+		Scan(&room.ID, &room.Number, &room.PropertyID, &prop.ElectricityRate, &prop.WaterBilling, &prop.WaterRate, &flat,
+			&latestID, &latestMonth, &ePrev, &wPrev)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("room", in.RoomID)
 	}
@@ -145,25 +153,15 @@ func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in Readin
 	if flat.Valid {
 		prop.WaterFlatAmount = &flat.Int64
 	}
-	// One look at the room's latest reading up to the month: the month's own
-	// (it exists already) or the one before (where the meters start from).
-	var ePrev, wPrev rental.Quantity
-	var latestID, latestMonth string
-	err = tx.c.QueryRowContext(ctx, `SELECT id, month, e_current, w_current FROM meter_readings WHERE landlord_id = $1 AND room_id = $2 AND month <= $3
-		ORDER BY month DESC LIMIT 1`, acct.LandlordID, room.ID, in.Month).Scan(&latestID, &latestMonth, &ePrev, &wPrev)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return nil, fmt.Errorf("store: previous reading: %w", err)
-	case latestMonth == in.Month:
-		return nil, rental.ReadingExists(room.Number, in.Month, latestID)
+	if latestMonth.String == in.Month {
+		return nil, rental.ReadingExists(room.Number, in.Month, latestID.String)
 	}
 	r := rental.Reading{ID: rental.NewID(rental.PrefixReading), Object: "meter_reading", RoomID: room.ID, PropertyID: room.PropertyID,
 		Month: in.Month, Currency: rental.Currency, CreatedAt: rental.Time{Time: tx.Now}, UpdatedAt: rental.Time{Time: tx.Now}}
-	if r.Electricity, err = rental.Measure("electricity", in.Electricity, ePrev, prop.ElectricityRate); err != nil {
+	if r.Electricity, err = rental.Measure("electricity", in.Electricity, rental.Quantity(ePrev.Int64), prop.ElectricityRate); err != nil {
 		return nil, err
 	}
-	if r.Water.ReadingPart, err = rental.Measure("water", in.Water, wPrev, prop.WaterRate); err != nil {
+	if r.Water.ReadingPart, err = rental.Measure("water", in.Water, rental.Quantity(wPrev.Int64), prop.WaterRate); err != nil {
 		return nil, err
 	}
 	r.Water.Billing, r.Water.FlatAmount = prop.WaterBilling, prop.WaterFlatAmount
