@@ -1,7 +1,6 @@
 package rental
 
 import (
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -32,15 +31,25 @@ func ParseQuantity(param, s string) (Quantity, error) {
 
 // MarshalJSON writes the value as a plain JSON number (1234.5).
 func (q Quantity) MarshalJSON() ([]byte, error) {
-	return []byte(q.String()), nil
+	return q.appendTo(make([]byte, 0, 16)), nil
 }
 
-func (q Quantity) String() string {
-	s := strconv.FormatInt(int64(q)/1000, 10)
-	if f := int64(q) % 1000; f != 0 {
-		s += strings.TrimRight(fmt.Sprintf(".%03d", f), "0")
+// String writes the value as a decimal with up to three places (1234.5).
+func (q Quantity) String() string { return string(q.appendTo(nil)) }
+
+func (q Quantity) appendTo(b []byte) []byte {
+	v := uint64(q)
+	if q < 0 {
+		b, v = append(b, '-'), -v
 	}
-	return s
+	b = strconv.AppendUint(b, v/1000, 10)
+	if f := v % 1000; f != 0 {
+		b = append(b, '.', byte('0'+f/100), byte('0'+f/10%10), byte('0'+f%10))
+		for b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
+		}
+	}
+	return b
 }
 
 // Amount is usage × rate in satang, rounded half up to a whole satang.
