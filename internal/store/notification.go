@@ -158,9 +158,7 @@ func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec
 	if err != nil {
 		return nil, fmt.Errorf("store: create notification: %w", err)
 	}
-	if err := tx.enqueue(ctx, []river.InsertManyParams{{Args: SendArgs{NotificationID: n.ID}}}); err != nil {
-		return nil, err
-	}
+	tx.enqueue(river.InsertManyParams{Args: SendArgs{NotificationID: n.ID}})
 	return &n, nil
 }
 

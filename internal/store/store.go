@@ -553,6 +553,9 @@ type Tx struct {
 	claimed string
 	// release gives the landlord's turn to the next writer (BeginClaimed).
 	release func()
+	// jobs are the jobs this transaction queues (see enqueue), inserted
+	// together at Commit.
+	jobs []river.InsertManyParams
 }
 
 // WriteWait is how long a request waits for a database connection (a
@@ -582,6 +585,12 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // Commit commits the transaction.
 func (tx *Tx) Commit() error {
 	defer tx.done()
+	if len(tx.jobs) > 0 {
+		if _, err := tx.db.queue.InsertManyTx(context.Background(), tx.tx, tx.jobs); err != nil {
+			tx.tx.Rollback()
+			return fmt.Errorf("store: commit: queue jobs: %w", err)
+		}
+	}
 	if tx.claimed != "" && tx.lastEvent > ms(tx.Now) {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
 		if _, err := tx.c.ExecContext(context.Background(), `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, tx.claimed, tx.lastEvent); err != nil {

@@ -37,16 +37,11 @@ func (DeliveryArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: DeliveryQueue, MaxAttempts: rental.MaxAttempts}
 }
 
-// enqueue queues jobs in the transaction: they exist exactly when it commits.
-func (tx *Tx) enqueue(ctx context.Context, jobs []river.InsertManyParams) error {
-	if len(jobs) == 0 {
-		return nil
-	}
-	if _, err := tx.db.queue.InsertManyTx(ctx, tx.tx, jobs); err != nil {
-		return fmt.Errorf("store: queue deliveries: %w", err)
-	}
-	return nil
-}
+// enqueue queues jobs in the transaction: they exist exactly when it
+// commits. They are inserted together at Commit, in one statement however
+// many events the transaction recorded (one insert each cost PostgreSQL a
+// round trip per event).
+func (tx *Tx) enqueue(jobs ...river.InsertManyParams) { tx.jobs = append(tx.jobs, jobs...) }
 
 const endpointColumns = `id, application_id, mode, url, enabled_events, description, status, disabled_reason, created_at, updated_at`
 
@@ -239,7 +234,8 @@ func (tx *Tx) fanOut(ctx context.Context, acct *rental.Account, ev rental.Event,
 		jobs = append(jobs, river.InsertManyParams{Args: DeliveryArgs{DeliveryID: id, Generation: 1}})
 		ids = append(ids, id)
 	}
-	return ids, tx.enqueue(ctx, jobs)
+	tx.enqueue(jobs...)
+	return ids, nil
 }
 
 // targets are the endpoints that receive ev: of the linked applications
@@ -385,9 +381,7 @@ func (tx *Tx) Resend(ctx context.Context, appID string, mode rental.Mode, id str
 	if err != nil {
 		return nil, fmt.Errorf("store: resend: %w", err)
 	}
-	if err := tx.enqueue(ctx, []river.InsertManyParams{{Args: DeliveryArgs{DeliveryID: id, Generation: gen}}}); err != nil {
-		return nil, err
-	}
+	tx.enqueue(river.InsertManyParams{Args: DeliveryArgs{DeliveryID: id, Generation: gen}})
 	return tx.GetDelivery(ctx, appID, mode, id)
 }
 
