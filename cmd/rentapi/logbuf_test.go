@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,29 +8,11 @@ import (
 	"time"
 )
 
-// lockedBuffer is a bytes.Buffer safe to read while the log buffer writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Lines from many goroutines all arrive whole and in each writer's order:
 // within the interval while the service runs, the rest at Close, and at
 // once after it.
 func TestLogBufferDeliversEveryLine(t *testing.T) {
-	var out lockedBuffer
+	var out syncBuffer
 	b := newLogBuffer(&out, 10*time.Millisecond)
 	b.Write([]byte("first\n"))
 	deadline := time.Now().Add(5 * time.Second)
