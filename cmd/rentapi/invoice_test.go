@@ -54,10 +54,10 @@ func TestAdminInvoiceTools(t *testing.T) {
 
 			// Last month's invoice, issued 20 days ago: 6 days overdue. (The
 			// demo developer is made older, to have lived in that month.)
+			// Aged and invoiced in one transaction: the servers' own monthly
+			// close (run at start, once a leader is elected) must not see
+			// the developer old before this invoice exists.
 			issued := time.Now().AddDate(0, 0, -20)
-			if _, err := db.WritePool().ExecContext(ctx, `UPDATE developers SET created_at = $1 WHERE id = $2`, issued.AddDate(0, -2, 0).UnixMilli(), dev); err != nil {
-				t.Fatal(err)
-			}
 			past, err := store.Open(ctx, env["RENTAPI_DB"], store.Options{Now: func() time.Time { return issued }})
 			if err != nil {
 				t.Fatal(err)
@@ -65,7 +65,13 @@ func TestAdminInvoiceTools(t *testing.T) {
 			defer past.Close()
 			month := rental.MonthOf(rental.MonthStart(issued).Add(-time.Millisecond))
 			var inv *rental.Invoice
-			if err := past.InTx(ctx, func(tx *store.Tx) (err error) { inv, err = tx.CloseMonth(ctx, dev, month); return err }); err != nil || inv == nil {
+			if err := past.InTx(ctx, func(tx *store.Tx) (err error) {
+				if _, err := tx.SQL().ExecContext(ctx, `UPDATE developers SET created_at = $1 WHERE id = $2`, issued.AddDate(0, -2, 0).UnixMilli(), dev); err != nil {
+					return err
+				}
+				inv, err = tx.CloseMonth(ctx, dev, month)
+				return err
+			}); err != nil || inv == nil {
 				t.Fatalf("invoice %v (%v)", inv, err)
 			}
 			want(liveKey, 402, "payment_required")
