@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,9 @@ func (tx *Tx) RecordEvent(ctx context.Context, acct *rental.Account, typ string,
 func (tx *Tx) RecordTestEvent(ctx context.Context, acct *rental.Account, endpoint *rental.WebhookEndpoint) (*rental.Delivery, error) {
 	ids, err := tx.recordEvent(ctx, acct, "webhook.test", endpoint, audience{endpoint: endpoint.ID})
 	if err != nil {
+		return nil, err
+	}
+	if err := tx.flush(ctx); err != nil {
 		return nil, err
 	}
 	return tx.GetDelivery(ctx, endpoint.ApplicationID, endpoint.Mode, ids[0])
@@ -77,12 +81,54 @@ func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string,
 	if to.app || to.endpoint != "" {
 		app = acct.ApplicationID
 	}
-	_, err = tx.c.ExecContext(ctx, `INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		id, acct.LandlordID, string(acct.Mode()), typ, string(data), at, app)
-	if err != nil {
-		return nil, fmt.Errorf("store: record event %s: %w", typ, err)
-	}
+	tx.events = append(tx.events, []any{id, acct.LandlordID, string(acct.Mode()), typ, string(data), at, app})
 	return tx.fanOut(ctx, acct, rental.NewEvent(id, typ, acct.Mode(), acct.ID, rental.UnixMilli(at), data), to)
+}
+
+// flush inserts the events and deliveries the transaction recorded (see
+// Tx.events), a hundred rows a statement. Commit flushes, and so must
+// anything in the transaction that reads them back.
+func (tx *Tx) flush(ctx context.Context) error {
+	if err := tx.insertRows(ctx, `INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, tx.events); err != nil {
+		return fmt.Errorf("store: record events: %w", err)
+	}
+	tx.events = tx.events[:0]
+	if err := tx.insertRows(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at) VALUES `, tx.deliveries); err != nil {
+		return fmt.Errorf("store: create deliveries: %w", err)
+	}
+	tx.deliveries = tx.deliveries[:0]
+	return nil
+}
+
+// insertRows runs insert (ending in VALUES) over rows of equal length,
+// a hundred a statement.
+func (tx *Tx) insertRows(ctx context.Context, insert string, rows [][]any) error {
+	const perStatement = 100
+	for len(rows) > 0 {
+		part := rows[:min(perStatement, len(rows))]
+		rows = rows[len(part):]
+		var q strings.Builder
+		q.WriteString(insert)
+		args := make([]any, 0, len(part)*len(part[0]))
+		for i, r := range part {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteByte('(')
+			for j := range r {
+				if j > 0 {
+					q.WriteString(", ")
+				}
+				q.WriteString("$" + strconv.Itoa(len(args)+j+1))
+			}
+			q.WriteByte(')')
+			args = append(args, r...)
+		}
+		if _, err := tx.c.ExecContext(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CountEvents counts the landlord's events of a type, for tests and checks

@@ -553,9 +553,13 @@ type Tx struct {
 	claimed string
 	// release gives the landlord's turn to the next writer (BeginClaimed).
 	release func()
-	// jobs are the jobs this transaction queues (see enqueue), inserted
-	// together at Commit.
-	jobs []river.InsertManyParams
+	// events and deliveries are the rows of the events this transaction
+	// recorded and of their deliveries, and jobs the jobs it queued (see
+	// enqueue): all inserted together at Commit (see flush), where one
+	// statement each made a transaction recording many events (a burst, a
+	// month's bills) wait for a round trip per row.
+	events, deliveries [][]any
+	jobs               []river.InsertManyParams
 }
 
 // WriteWait is how long a request waits for a database connection (a
@@ -585,6 +589,10 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // Commit commits the transaction.
 func (tx *Tx) Commit() error {
 	defer tx.done()
+	if err := tx.flush(context.Background()); err != nil {
+		tx.tx.Rollback()
+		return fmt.Errorf("store: commit: %w", err)
+	}
 	if len(tx.jobs) > 0 {
 		if _, err := tx.db.queue.InsertManyTx(context.Background(), tx.tx, tx.jobs); err != nil {
 			tx.tx.Rollback()

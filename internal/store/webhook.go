@@ -226,11 +226,8 @@ func (tx *Tx) fanOut(ctx context.Context, acct *rental.Account, ev rental.Event,
 			return nil, fmt.Errorf("store: delivery body: %w", err)
 		}
 		id := rental.NewID(rental.PrefixDelivery)
-		_, err = tx.c.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7)`, id, t.endpointID, ev.ID, ev.Type, string(body), rental.DeliveryPending, ms(ev.CreatedAt.Time))
-		if err != nil {
-			return nil, fmt.Errorf("store: create delivery: %w", err)
-		}
+		at := ms(ev.CreatedAt.Time)
+		tx.deliveries = append(tx.deliveries, []any{id, t.endpointID, ev.ID, ev.Type, string(body), rental.DeliveryPending, at, at, at})
 		jobs = append(jobs, river.InsertManyParams{Args: DeliveryArgs{DeliveryID: id, Generation: 1}})
 		ids = append(ids, id)
 	}
