@@ -86,7 +86,7 @@ func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string,
 }
 
 // flush inserts the events and deliveries the transaction recorded (see
-// Tx.events), a hundred rows a statement. Commit flushes, and so must
+// Tx.events), many rows a statement. Commit flushes, and so must
 // anything in the transaction that reads them back.
 func (tx *Tx) flush(ctx context.Context) error {
 	if err := tx.insertRows(ctx, `INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, tx.events); err != nil {
@@ -100,16 +100,20 @@ func (tx *Tx) flush(ctx context.Context) error {
 	return nil
 }
 
-// insertRows runs insert (ending in VALUES) over rows of equal length,
-// a hundred a statement.
+// insertRows runs insert (ending in VALUES) over rows of equal length, in
+// statements of 64, 32, ..., 1 rows: a few texts to prepare once per
+// connection, not one for every count.
 func (tx *Tx) insertRows(ctx context.Context, insert string, rows [][]any) error {
-	const perStatement = 100
 	for len(rows) > 0 {
-		part := rows[:min(perStatement, len(rows))]
-		rows = rows[len(part):]
+		n := 64
+		for n > len(rows) {
+			n /= 2
+		}
+		part := rows[:n]
+		rows = rows[n:]
 		var q strings.Builder
 		q.WriteString(insert)
-		args := make([]any, 0, len(part)*len(part[0]))
+		args := make([]any, 0, n*len(part[0]))
 		for i, r := range part {
 			if i > 0 {
 				q.WriteString(", ")

@@ -186,6 +186,9 @@ func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if err := tx.Claim(ctx, acct); err != nil {
 		return err
 	}
+	if err := tx.flush(ctx); err != nil { // events recorded earlier go too
+		return err
+	}
 	for _, table := range []string{"payment_confirmations", "payments", "payment_links", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events"} {
 		if _, err := tx.c.ExecContext(ctx, `DELETE FROM `+table+` WHERE landlord_id = $1`, acct.LandlordID); err != nil {
 			return fmt.Errorf("store: reset sandbox: %w", err)

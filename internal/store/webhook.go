@@ -251,6 +251,13 @@ func (tx *Tx) targets(ctx context.Context, acct *rental.Account, ev rental.Event
 	} else {
 		query += ` AND a.revoked_at IS NULL`
 	}
+	if tx.db.engine == Postgres {
+		// The deliveries are inserted at commit (see flush): until then
+		// the endpoints stay, as the inserts' foreign keys would hold them
+		// (a deletion waits and then takes the deliveries with it). SQLite
+		// has one writer: nothing is deleted meanwhile.
+		query += ` FOR KEY SHARE OF e`
+	}
 	rows, err := tx.c.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: endpoints for event: %w", err)
