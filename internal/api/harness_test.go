@@ -3,8 +3,6 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -255,12 +253,6 @@ func want(t *testing.T, res *result, status int, code ...string) {
 // property is a valid create body.
 func property(name string) map[string]any {
 	return map[string]any{"name": name, "address": "99 Soi Sukhumvit 71, Bangkok", "electricity_rate": 800, "water_rate": 1800, "due_day": 5}
-}
-
-// fingerprint is the idempotency fingerprint the server computes.
-func fingerprint(method, path, body string) string {
-	sum := sha256.Sum256([]byte(method + "\n" + path + "\n" + body))
-	return hex.EncodeToString(sum[:])
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
