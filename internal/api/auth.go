@@ -155,7 +155,7 @@ func (s *Server) lookupKey(r *http.Request, now time.Time) (*store.KeyOwner, err
 	if !validID(hint) {
 		hint = "" // never sent to the database; authenticate refuses it
 	}
-	owner, err := s.db.Read().KeyForRequest(r.Context(), s.secret.Fingerprint(strings.TrimSpace(key)), hint, now)
+	owner, err := s.db.LookupKey(r.Context(), s.secret.Fingerprint(strings.TrimSpace(key)), hint, now)
 	if rental.IsNotFound(err) {
 		return nil, errInvalidKey
 	}

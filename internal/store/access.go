@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"rentapi/internal/rental"
@@ -32,6 +33,7 @@ func (tx *Tx) CreateDeveloper(ctx context.Context, name string, plan rental.Deve
 // SetDeveloperStatus suspends or restores a developer and marks whether an
 // invoice is overdue.
 func (tx *Tx) SetDeveloperStatus(ctx context.Context, id string, suspended, invoiceOverdue bool) error {
+	tx.accessChanged()
 	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2, invoice_overdue = $3 WHERE id = $1`, id, suspended, invoiceOverdue)
 }
 
@@ -40,6 +42,7 @@ func (tx *Tx) SetDeveloperStatus(ctx context.Context, id string, suspended, invo
 // request on) or lifts the suspension; whether an invoice is overdue stays
 // as it is.
 func (tx *Tx) SetDeveloperSuspended(ctx context.Context, id string, suspended bool) error {
+	tx.accessChanged()
 	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2 WHERE id = $1`, id, suspended)
 }
 
@@ -91,6 +94,7 @@ func (tx *Tx) CreateApplication(ctx context.Context, spec ApplicationSpec) (*ren
 
 // SetApplicationDisabled turns all of an application's keys off or on.
 func (tx *Tx) SetApplicationDisabled(ctx context.Context, id string, disabled bool) error {
+	tx.accessChanged()
 	return tx.execOne(ctx, "application", id, `UPDATE applications SET disabled = $2 WHERE id = $1`, id, disabled)
 }
 
@@ -169,6 +173,7 @@ func (tx *Tx) createLandlord(ctx context.Context, name string, plan rental.Landl
 
 // SetLandlordPlan changes a landlord's plan; QR payments follow it.
 func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan rental.LandlordPlan) error {
+	tx.accessChanged()
 	if err := plan.Check(); err != nil {
 		return err
 	}
@@ -177,6 +182,7 @@ func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan renta
 }
 
 func (tx *Tx) insertAccount(ctx context.Context, id, appID, landlordID string, sandbox bool, scopes rental.Scopes) error {
+	tx.accessChanged()
 	_, err := tx.c.ExecContext(ctx, `INSERT INTO accounts (id, application_id, landlord_id, sandbox, scopes, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)`, id, appID, landlordID, sandbox, scopes.String(), ms(tx.Now))
 	if err != nil {
@@ -192,6 +198,7 @@ func (tx *Tx) insertAccount(ctx context.Context, id, appID, landlordID string, s
 // way the application hears of it: an account.linked event with the
 // account as it stands now.
 func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approved rental.Scopes) (*rental.Account, error) {
+	tx.accessChanged()
 	app, err := tx.GetApplication(ctx, appID)
 	if err != nil {
 		return nil, err
@@ -238,6 +245,7 @@ func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approve
 // application hears of it (account.unlinked). Ending a link that has ended
 // already does nothing. The sandbox's link never ends: not found.
 func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error {
+	tx.accessChanged()
 	acct, err := tx.GetAccount(ctx, appID, accountID)
 	if err != nil {
 		return err
@@ -394,6 +402,7 @@ func (tx *Tx) insertKey(ctx context.Context, key *rental.APIKey, fingerprint str
 // earlier expiry), so clients can switch over without downtime. prefix
 // and last4 are the new secret's visible parts.
 func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix, last4 string) (*rental.APIKey, error) {
+	tx.accessChanged()
 	old, err := tx.getKey(ctx, `k.id = $1`, keyID)
 	if err != nil {
 		return nil, err
@@ -417,6 +426,7 @@ func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix, last
 // changes nothing (it keeps the time it was first revoked); an unknown key
 // is not found.
 func (tx *Tx) RevokeAPIKey(ctx context.Context, keyID string) error {
+	tx.accessChanged()
 	return tx.execOne(ctx, "key", keyID, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, keyID, ms(tx.Now))
 }
 
@@ -508,30 +518,63 @@ const joinedAccountColumns = `COALESCE(a.id, ''), COALESCE(a.application_id, '')
 // exists. Which account the request may act on stays the caller's to
 // decide; when that is not this one, it looks it up itself.
 func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint string, now time.Time) (*KeyOwner, error) {
+	l, err := q.lookupKey(ctx, fingerprint, accountHint, now)
+	return l.owner, err
+}
+
+// keyLookup is what KeyForRequest found, with what says how long it holds:
+// the access version it read (see Tx.accessChanged), and when the passing
+// of time alone changes it (an invoice falling due, a plan change taking
+// effect), from the instant of the lookup.
+type keyLookup struct {
+	owner       *KeyOwner
+	version     int64
+	from, until int64 // ms
+}
+
+func (q *Queries) lookupKey(ctx context.Context, fingerprint, accountHint string, now time.Time) (keyLookup, error) {
+	return scanKeyOwner(q.c.QueryRowContext(ctx, keyForRequest, fingerprint, accountHint, ms(now)), now)
+}
+
+// keyForRequest is KeyForRequest's query: $1 the fingerprint, $2 the
+// account hint, $3 now (ms).
+const keyForRequest = `SELECT ` + keyColumns + `,
+		ap.developer_id, ap.name, ap.disabled, ap.scopes, ap.sandbox_account_id,
+		d.plan, d.pending_plan, d.pending_from, d.suspended,
+		d.invoice_overdue OR EXISTS (SELECT 1 FROM invoices i WHERE i.developer_id = d.id AND i.status = 'open' AND i.due_at < $3),
+		(SELECT MIN(i.due_at) FROM invoices i WHERE i.developer_id = d.id AND i.status = 'open' AND i.due_at >= $3),
+		(SELECT version FROM access_version),
+		d.created_at, ` + joinedAccountColumns + `
+	FROM api_keys k JOIN applications ap ON ap.id = k.application_id JOIN developers d ON d.id = ap.developer_id
+	LEFT JOIN accounts a ON a.application_id = ap.id
+		AND a.id = COALESCE(NULLIF($2, ''), k.account_id, CASE WHEN k.mode = 'test' THEN ap.sandbox_account_id END)
+	LEFT JOIN landlords l ON l.id = a.landlord_id
+	WHERE k.fingerprint = $1`
+
+// scanKeyOwner reads the row of keyForRequest run at now; no row is
+// rental's not found.
+func scanKeyOwner(row row, now time.Time) (keyLookup, error) {
 	var o KeyOwner
 	var appScopes, plan string
 	var pending sql.NullString
-	var from sql.NullInt64
+	var from, nextDue sql.NullInt64
 	var created int64
 	var acct rental.Account
+	l := keyLookup{owner: &o, from: ms(now), until: math.MaxInt64}
 	acctDest, finishAcct := accountDest(&acct)
-	row := q.c.QueryRowContext(ctx, `SELECT `+keyColumns+`,
-			ap.developer_id, ap.name, ap.disabled, ap.scopes, ap.sandbox_account_id,
-			d.plan, d.pending_plan, d.pending_from, d.suspended,
-			d.invoice_overdue OR EXISTS (SELECT 1 FROM invoices i WHERE i.developer_id = d.id AND i.status = 'open' AND i.due_at < $3),
-			d.created_at, `+joinedAccountColumns+`
-		FROM api_keys k JOIN applications ap ON ap.id = k.application_id JOIN developers d ON d.id = ap.developer_id
-		LEFT JOIN accounts a ON a.application_id = ap.id
-			AND a.id = COALESCE(NULLIF($2, ''), k.account_id, CASE WHEN k.mode = 'test' THEN ap.sandbox_account_id END)
-		LEFT JOIN landlords l ON l.id = a.landlord_id
-		WHERE k.fingerprint = $1`, fingerprint, accountHint, ms(now))
 	err := scanKey(row, &o.Key, append([]any{&o.App.DeveloperID, &o.App.Name, &o.App.Disabled, &appScopes, &o.App.SandboxAccountID,
-		&plan, &pending, &from, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &created}, acctDest...)...)
+		&plan, &pending, &from, &o.Developer.Suspended, &o.Developer.InvoiceOverdue, &nextDue, &l.version, &created}, acctDest...)...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("key", "")
+		return keyLookup{}, rental.NotFound("key", "")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("store: key lookup: %w", err)
+		return keyLookup{}, fmt.Errorf("store: key lookup: %w", err)
+	}
+	if nextDue.Valid {
+		l.until = nextDue.Int64
+	}
+	if from.Valid && from.Int64 > l.from {
+		l.until = min(l.until, from.Int64)
 	}
 	o.App.ID = o.Key.ApplicationID
 	o.App.Scopes, _ = rental.ParseScopes(appScopes)
@@ -540,7 +583,7 @@ func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint st
 	if finishAcct(); acct.ID != "" {
 		o.Account = &acct
 	}
-	return &o, nil
+	return l, nil
 }
 
 // execOne runs an update that must touch exactly one row, else not found.
