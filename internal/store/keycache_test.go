@@ -70,7 +70,10 @@ func TestLookupKeyAcrossProcesses(t *testing.T) {
 		}
 		// A downgrade waits for the next month; the lookup kept before it
 		// takes effect must not outlive it.
-		change(func(tx *store.Tx) error { _, err := tx.ChangeDeveloperPlan(ctx, f.Developer.ID, rental.PlanDeveloper); return err })
+		change(func(tx *store.Tx) error {
+			_, err := tx.ChangeDeveloperPlan(ctx, f.Developer.ID, rental.PlanDeveloper)
+			return err
+		})
 		if o := lookup("downgrade chosen"); o.Developer.Plan != rental.PlanPro {
 			t.Fatalf("plan %s before the downgrade's month", o.Developer.Plan)
 		}
