@@ -33,7 +33,6 @@ func (tx *Tx) CreateDeveloper(ctx context.Context, name string, plan rental.Deve
 // SetDeveloperStatus suspends or restores a developer and marks whether an
 // invoice is overdue.
 func (tx *Tx) SetDeveloperStatus(ctx context.Context, id string, suspended, invoiceOverdue bool) error {
-	tx.accessChanged()
 	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2, invoice_overdue = $3 WHERE id = $1`, id, suspended, invoiceOverdue)
 }
 
@@ -42,7 +41,6 @@ func (tx *Tx) SetDeveloperStatus(ctx context.Context, id string, suspended, invo
 // request on) or lifts the suspension; whether an invoice is overdue stays
 // as it is.
 func (tx *Tx) SetDeveloperSuspended(ctx context.Context, id string, suspended bool) error {
-	tx.accessChanged()
 	return tx.execOne(ctx, "developer", id, `UPDATE developers SET suspended = $2 WHERE id = $1`, id, suspended)
 }
 
@@ -94,7 +92,6 @@ func (tx *Tx) CreateApplication(ctx context.Context, spec ApplicationSpec) (*ren
 
 // SetApplicationDisabled turns all of an application's keys off or on.
 func (tx *Tx) SetApplicationDisabled(ctx context.Context, id string, disabled bool) error {
-	tx.accessChanged()
 	return tx.execOne(ctx, "application", id, `UPDATE applications SET disabled = $2 WHERE id = $1`, id, disabled)
 }
 
@@ -173,7 +170,6 @@ func (tx *Tx) createLandlord(ctx context.Context, name string, plan rental.Landl
 
 // SetLandlordPlan changes a landlord's plan; QR payments follow it.
 func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan rental.LandlordPlan) error {
-	tx.accessChanged()
 	if err := plan.Check(); err != nil {
 		return err
 	}
@@ -182,7 +178,6 @@ func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan renta
 }
 
 func (tx *Tx) insertAccount(ctx context.Context, id, appID, landlordID string, sandbox bool, scopes rental.Scopes) error {
-	tx.accessChanged()
 	_, err := tx.c.ExecContext(ctx, `INSERT INTO accounts (id, application_id, landlord_id, sandbox, scopes, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)`, id, appID, landlordID, sandbox, scopes.String(), ms(tx.Now))
 	if err != nil {
@@ -198,7 +193,6 @@ func (tx *Tx) insertAccount(ctx context.Context, id, appID, landlordID string, s
 // way the application hears of it: an account.linked event with the
 // account as it stands now.
 func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approved rental.Scopes) (*rental.Account, error) {
-	tx.accessChanged()
 	app, err := tx.GetApplication(ctx, appID)
 	if err != nil {
 		return nil, err
@@ -245,7 +239,6 @@ func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approve
 // application hears of it (account.unlinked). Ending a link that has ended
 // already does nothing. The sandbox's link never ends: not found.
 func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error {
-	tx.accessChanged()
 	acct, err := tx.GetAccount(ctx, appID, accountID)
 	if err != nil {
 		return err
@@ -402,7 +395,6 @@ func (tx *Tx) insertKey(ctx context.Context, key *rental.APIKey, fingerprint str
 // earlier expiry), so clients can switch over without downtime. prefix
 // and last4 are the new secret's visible parts.
 func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix, last4 string) (*rental.APIKey, error) {
-	tx.accessChanged()
 	old, err := tx.getKey(ctx, `k.id = $1`, keyID)
 	if err != nil {
 		return nil, err
@@ -426,7 +418,6 @@ func (tx *Tx) RotateAPIKey(ctx context.Context, keyID, fingerprint, prefix, last
 // changes nothing (it keeps the time it was first revoked); an unknown key
 // is not found.
 func (tx *Tx) RevokeAPIKey(ctx context.Context, keyID string) error {
-	tx.accessChanged()
 	return tx.execOne(ctx, "key", keyID, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, keyID, ms(tx.Now))
 }
 
@@ -523,7 +514,7 @@ func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint st
 }
 
 // keyLookup is what KeyForRequest found, with what says how long it holds:
-// the access version it read (see Tx.accessChanged), and when the passing
+// the access version it read (see migration 00011), and when the passing
 // of time alone changes it (an invoice falling due, a plan change taking
 // effect), from the instant of the lookup.
 type keyLookup struct {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +15,9 @@ import (
 type keyCache struct {
 	mu sync.Mutex
 	m  map[string]keyLookup
+	// used is each key's last use this process wrote (NoteKeyUse), which
+	// does not count as a change (see LookupKey).
+	used map[string]int64
 }
 
 // maxCachedKeys bounds the cache's memory (a few MB at most).
@@ -21,13 +25,18 @@ const maxCachedKeys = 4096
 
 // LookupKey is KeyForRequest for a request, which runs it on every request:
 // while nothing it reads has changed, it costs one read of a single number.
-// The lookup is kept with the access version it read, which every change to
-// what it reads counts up in the change's own transaction (see
-// Tx.accessChanged); a kept lookup serves only while the version read now
-// is the same, and only until the passing of time alone would change it.
-// So a revoked key, an ended link or a suspension is refused at the next
-// request on every process, exactly as without the cache. A key's last use
-// (NoteKeyUse) is not counted: the kept lookup takes it from NoteKeyUse.
+// The lookup is kept with the access version it read in the same
+// statement, which triggers count up with every change to what the lookup
+// reads, in the change's own transaction, whoever writes it (migration
+// 00011). A kept lookup serves only while the version read now is the same,
+// and only until the passing of time alone would change it. So a revoked
+// key, an ended link or a suspension is refused at the next request on
+// every process, exactly as without the cache. A key's last use is not
+// counted as a change: the kept lookup shows the last use this process
+// wrote, which is all a request needs to know whether to write it again.
+//
+// Only a lookup that found the account the hint names (or had no hint) is
+// kept: made-up hints cannot push the keys in use out of the cache.
 func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, now time.Time) (*KeyOwner, error) {
 	q := db.Read()
 	var version int64
@@ -35,54 +44,65 @@ func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, no
 		return nil, fmt.Errorf("store: access version: %w", err)
 	}
 	ref, at := fingerprint+"\x00"+accountHint, ms(now)
-	db.keys.mu.Lock()
-	l, ok := db.keys.m[ref]
+	c := &db.keys
+	c.mu.Lock()
+	l, ok := c.m[ref]
 	if ok && l.version == version && l.from <= at && at < l.until {
-		o := l.owner.copy()
-		db.keys.mu.Unlock()
+		o := c.copy(l.owner)
+		c.mu.Unlock()
 		return o, nil
 	}
-	db.keys.mu.Unlock()
+	c.mu.Unlock()
 	l, err := q.lookupKey(ctx, fingerprint, accountHint, now)
 	if err != nil {
 		return nil, err
 	}
-	db.keys.mu.Lock()
-	defer db.keys.mu.Unlock()
-	if db.keys.m == nil {
-		db.keys.m = map[string]keyLookup{}
-	}
-	if _, ok := db.keys.m[ref]; !ok && len(db.keys.m) >= maxCachedKeys {
-		for k := range db.keys.m { // any one: the map's order is random
-			delete(db.keys.m, k)
-			break
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if accountHint == "" || l.owner.Account != nil && l.owner.Account.ID == accountHint {
+		if c.m == nil {
+			c.m, c.used = map[string]keyLookup{}, map[string]int64{}
 		}
+		if _, ok := c.m[ref]; !ok && len(c.m) >= maxCachedKeys {
+			clear(c.m) // rare: a few thousand keys in use at once
+			clear(c.used)
+		}
+		c.m[ref] = l
 	}
-	db.keys.m[ref] = l
-	return l.owner.copy(), nil
+	return c.copy(l.owner), nil
 }
 
-// noteUse sets the kept lookups of the key to its use at now.
+// noteUse keeps the key's use at now (see LookupKey).
 func (c *keyCache) noteUse(keyID string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for ref, l := range c.m {
-		if l.owner.Key.ID == keyID {
-			o := l.owner.copy()
-			used := rental.UnixMilli(ms(now))
-			o.Key.LastUsedAt = &used
-			l.owner = o
-			c.m[ref] = l
-		}
+	if c.used != nil {
+		c.used[keyID] = ms(now)
 	}
 }
 
-// copy is a copy of o its caller may change.
-func (o *KeyOwner) copy() *KeyOwner {
-	c := *o
+// copy is a copy of a kept o that its caller may change, with the key's last
+// use as this process wrote it if that is later. Called with c.mu held.
+func (c *keyCache) copy(o *KeyOwner) *KeyOwner {
+	d := *o
+	d.Key.Scopes, d.App.Scopes, d.App.RedirectURIs = slices.Clone(o.Key.Scopes), slices.Clone(o.App.Scopes), slices.Clone(o.App.RedirectURIs)
+	d.Key.ExpiresAt, d.Key.RevokedAt, d.Key.LastUsedAt = clonePtr(o.Key.ExpiresAt), clonePtr(o.Key.RevokedAt), clonePtr(o.Key.LastUsedAt)
+	if used, ok := c.used[o.Key.ID]; ok && (d.Key.LastUsedAt == nil || used > ms(d.Key.LastUsedAt.Time)) {
+		t := rental.UnixMilli(used)
+		d.Key.LastUsedAt = &t
+	}
 	if o.Account != nil {
 		a := *o.Account
-		c.Account = &a
+		a.Granted = slices.Clone(o.Account.Granted)
+		d.Account = &a
 	}
-	return &c
+	return &d
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +60,14 @@ func TestLookupKeyAcrossProcesses(t *testing.T) {
 		o.Account.Name, o.Key.Name = "changed by the caller", "changed" // a caller's copy: the kept lookup stays
 		lookup("after a caller changed its copy")
 
+		// The kept lookup is what answers: a change it does not count (a
+		// key's last use, written behind the store's back) goes unseen.
+		if _, err := e.DB.WritePool().ExecContext(ctx, `UPDATE api_keys SET last_used_at = 1 WHERE id = $1`, o.Key.ID); err != nil {
+			t.Fatal(err)
+		}
+		if kept, err := other.LookupKey(ctx, fp, "", e.Clock.Now()); err != nil || kept.Key.LastUsedAt != nil {
+			t.Fatalf("not served from the kept lookup: %+v %v", kept, err)
+		}
 		if err := other.NoteKeyUse(ctx, o.Key.ID, e.Clock.Now()); err != nil {
 			t.Fatal(err)
 		}
@@ -119,6 +129,120 @@ func TestLookupKeyAcrossProcesses(t *testing.T) {
 		}
 		if _, err := other.LookupKey(context.Background(), sec.Fingerprint(rental.NewAPIKeySecret(rental.ModeLive)), "", e.Clock.Now()); !rental.IsNotFound(err) {
 			t.Fatalf("unknown key: %v", err)
+		}
+	})
+}
+
+// TestEveryLookedUpColumnCounts reads the key lookup's query for the
+// columns it reads, and changes each behind the store's back, in SQL of its
+// own: the access version must count every such change (migration 00011's
+// triggers), and no change the lookup does not read (a key's last use, a
+// landlord's clock, a plan set to itself).
+func TestEveryLookedUpColumnCounts(t *testing.T) {
+	tables := map[string]string{"k": "api_keys", "ap": "applications", "d": "developers", "i": "invoices", "a": "accounts", "l": "landlords"}
+	// How each column is changed; $1 is another row of the table the
+	// column refers to, where it refers to one.
+	changes := map[string]string{
+		"api_keys.application_id": "application_id = $1", "api_keys.name": "name = name || 'x'", "api_keys.mode": "mode = mode || 'x'",
+		"api_keys.prefix": "prefix = prefix || 'x'", "api_keys.last4": "last4 = last4 || 'x'", "api_keys.scopes": "scopes = scopes || 'x'",
+		"api_keys.account_id": "account_id = NULL", "api_keys.expires_at": "expires_at = COALESCE(expires_at, 0) + 1",
+		"api_keys.revoked_at": "revoked_at = COALESCE(revoked_at, 0) + 1", "api_keys.rotated_from": "rotated_from = COALESCE(rotated_from, '') || 'x'",
+		"api_keys.created_at": "created_at = created_at + 1", "api_keys.fingerprint": "fingerprint = fingerprint || 'x'",
+		"applications.developer_id": "developer_id = $1", "applications.name": "name = name || 'x'", "applications.disabled": "disabled = NOT disabled",
+		"applications.scopes": "scopes = scopes || 'x'", "applications.sandbox_account_id": "sandbox_account_id = sandbox_account_id || 'x'",
+		"developers.plan": "plan = plan || 'x'", "developers.pending_plan": "pending_plan = COALESCE(pending_plan, '') || 'x'",
+		"developers.pending_from": "pending_from = COALESCE(pending_from, 0) + 1", "developers.suspended": "suspended = NOT suspended",
+		"developers.invoice_overdue": "invoice_overdue = NOT invoice_overdue", "developers.created_at": "created_at = created_at + 1",
+		"invoices.developer_id": "developer_id = $1", "invoices.status": "status = status || 'x'", "invoices.due_at": "due_at = due_at + 1",
+		"accounts.application_id": "application_id = $1", "accounts.landlord_id": "landlord_id = $1", "accounts.sandbox": "sandbox = NOT sandbox",
+		"accounts.revoked_at": "revoked_at = COALESCE(revoked_at, 0) + 1", "accounts.scopes": "scopes = scopes || 'x'",
+		"accounts.created_at": "created_at = created_at + 1", "accounts.updated_at": "updated_at = updated_at + 1",
+		"landlords.name": "name = name || 'x'", "landlords.plan": "plan = plan || 'x'", "landlords.qr_payments": "qr_payments = NOT qr_payments",
+	}
+	unread := map[string]string{
+		"api_keys":     "last_used_at = COALESCE(last_used_at, 0) + 1",
+		"landlords":    "clock = clock + 1",
+		"developers":   "plan = plan",
+		"applications": "company = company || 'x'",
+	}
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		other := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		sec := storetest.Secret(t)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		third := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		thirdAcct := third.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes) // a landlord no other application has
+		key := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
+		o, err := e.DB.Read().KeyForRequest(ctx, sec.Fingerprint(key), "", e.Clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Clock.Advance(rental.MonthStart(e.Clock.Now()).AddDate(0, 1, 0).Sub(e.Clock.Now()) + time.Second)
+		var inv *rental.Invoice
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+			inv, err = tx.CloseMonth(ctx, f.Developer.ID, rental.MonthOf(rental.MonthStart(tx.Now).Add(-time.Millisecond)))
+			return err
+		}); err != nil || inv == nil {
+			t.Fatalf("invoice: %v %v", inv, err)
+		}
+		rows := map[string]string{"api_keys": o.Key.ID, "applications": f.App.ID, "developers": f.Developer.ID, "invoices": inv.ID, "accounts": acct.ID, "landlords": acct.LandlordID}
+		refs := map[string]string{"application_id": other.App.ID, "developer_id": other.Developer.ID, "landlord_id": thirdAcct.LandlordID}
+		version := func() int64 {
+			t.Helper()
+			var v int64
+			if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT version FROM access_version`).Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		update := func(table, set string, arg string) {
+			t.Helper()
+			args := []any{rows[table]}
+			q := `UPDATE ` + table + ` SET ` + strings.ReplaceAll(set, "$1", "$2") + ` WHERE id = $1`
+			if arg != "" {
+				args = append(args, arg)
+			}
+			if _, err := e.DB.WritePool().ExecContext(ctx, q, args...); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		read := map[string]bool{}
+		for _, m := range regexp.MustCompile(`\b([a-z]+)\.([a-z_]+)\b`).FindAllStringSubmatch(store.KeyForRequestSQL, -1) {
+			table, ok := tables[m[1]]
+			if !ok {
+				t.Fatalf("the lookup reads %s.%s: which table is %s?", m[1], m[2], m[1])
+			}
+			// Primary keys are never changed; a key's last use is taken from
+			// the process that wrote it (see LookupKey).
+			if m[2] != "id" && m[1]+"."+m[2] != "k.last_used_at" {
+				read[table+"."+m[2]] = true
+			}
+		}
+		for col := range read {
+			set, ok := changes[col]
+			if !ok {
+				t.Errorf("the lookup reads %s: count its changes in a trigger (migration 00011 or a later one) and say here how to change it", col)
+				continue
+			}
+			table, column, _ := strings.Cut(col, ".")
+			before := version()
+			update(table, set, refs[column])
+			if version() <= before {
+				t.Errorf("a change of %s was not counted", col)
+			}
+		}
+		for table, set := range unread {
+			before := version()
+			update(table, set, "")
+			if version() != before {
+				t.Errorf("%s SET %s was counted", table, set)
+			}
+		}
+		before := version()
+		other.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		if version() <= before {
+			t.Error("a new account was not counted")
 		}
 	})
 }

@@ -131,7 +131,6 @@ func (q *Queries) LandlordAccount(ctx context.Context, appID, landlordID string)
 // request may use key ∩ application ∩ grant); a scope removed here is
 // refused from the next request and taken out of every grant.
 func (tx *Tx) SetApplicationScopes(ctx context.Context, appID string, scopes rental.Scopes) error {
-	tx.accessChanged()
 	scopes = scopes.Intersect(rental.AllScopes)
 	if err := tx.execOne(ctx, "application", appID, `UPDATE applications SET scopes = $2 WHERE id = $1`, appID, scopes.String()); err != nil {
 		return err

@@ -85,6 +85,7 @@ func TestCompareMigrations(t *testing.T) {
 		{"a statement more", strings.Replace(base, "BLOB", "BYTEA", 1) + "CREATE INDEX t_kind ON t (kind);\n", false},
 		{"a goose directive changed", strings.Replace(strings.Replace(base, "BLOB", "BYTEA", 1), "+goose Up", "+goose Down", 1), false},
 		{"a goose directive missing", strings.Replace(strings.Replace(base, "BLOB", "BYTEA", 1), "-- +goose Up\n", "", 1), false},
+		{"an engine-specific part in one only", strings.Replace(base, "BLOB", "BYTEA", 1) + "-- engine-specific: begin\nCREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;\n-- engine-specific: end\n", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := compareMigrations(base, c.pg, engineTokens)
@@ -93,6 +94,17 @@ func TestCompareMigrations(t *testing.T) {
 			}
 		})
 	}
+	// Engine-specific parts at the same place may differ; what follows them
+	// is compared again.
+	part := func(body string) string { return "-- engine-specific: begin\n" + body + "\n-- engine-specific: end\n" }
+	lite := base + part("CREATE TRIGGER t_changed AFTER UPDATE ON t BEGIN SELECT 1; END;") + "CREATE INDEX t_kind ON t (kind);\n"
+	pg := strings.Replace(base, "BLOB", "BYTEA", 1) + part("CREATE CONSTRAINT TRIGGER t_changed AFTER UPDATE ON t DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION f();") + "CREATE INDEX t_kind ON t (kind);\n"
+	if _, err := compareMigrations(lite, pg, engineTokens); err != nil {
+		t.Fatalf("engine-specific parts: %v", err)
+	}
+	if _, err := compareMigrations(lite, strings.Replace(pg, "(kind);", "(id);", 1), engineTokens); err == nil {
+		t.Fatal("a difference after an engine-specific part passed")
+	}
 	if _, err := compareMigrations(strings.Replace(base, "BLOB", "BYTEA", 1), base, engineTokens); err == nil {
 		t.Fatal("a PostgreSQL type in the SQLite file passed")
 	}
@@ -100,8 +112,14 @@ func TestCompareMigrations(t *testing.T) {
 
 // compareMigrations compares a SQLite migration with its PostgreSQL twin
 // token by token, and returns the engineTokens entries it needed.
+//
+// A part that cannot be written the same way in both (triggers: a
+// PL/pgSQL function and constraint triggers in one, inline trigger bodies
+// in the other) goes between the comment lines "-- engine-specific: begin"
+// and "-- engine-specific: end"; such parts are not compared, but both files
+// must have them at the same places.
 func compareMigrations(lite, pg string, allowed map[string]string) (map[string]bool, error) {
-	a, b := sqlTokens(lite), sqlTokens(pg)
+	a, b := sqlTokens(withoutEngineParts(lite)), sqlTokens(withoutEngineParts(pg))
 	used := map[string]bool{}
 	for i := range max(len(a), len(b)) {
 		switch {
@@ -118,6 +136,29 @@ func compareMigrations(lite, pg string, allowed map[string]string) (map[string]b
 		}
 	}
 	return used, nil
+}
+
+// withoutEngineParts replaces each engine-specific part of src (see
+// compareMigrations) by one word, keeping the lines where they were.
+func withoutEngineParts(src string) string {
+	const begin, end = "-- engine-specific: begin\n", "-- engine-specific: end\n"
+	var out strings.Builder
+	for {
+		i := strings.Index(src, begin)
+		if i < 0 {
+			out.WriteString(src)
+			return out.String()
+		}
+		j := strings.Index(src[i:], end)
+		if j < 0 {
+			out.WriteString(src) // unclosed: compared as it is, and differs
+			return out.String()
+		}
+		part := src[i : i+j+len(end)]
+		out.WriteString(src[:i])
+		out.WriteString("ENGINE_SPECIFIC" + strings.Repeat("\n", strings.Count(part, "\n")))
+		src = src[i+j+len(end):]
+	}
 }
 
 // token is one word, literal or symbol of SQL, and the line it starts on.

@@ -53,7 +53,6 @@ func (q *Queries) ApplicationsOf(ctx context.Context, developerID string, now ti
 // removed is refused from the next request on, and taken out of every
 // grant, so adding it back later needs the landlords' approval again.
 func (tx *Tx) UpdateApplication(ctx context.Context, appID string, set rental.ApplicationSettings) error {
-	tx.accessChanged()
 	if err := set.Check(); err != nil {
 		return err
 	}
@@ -71,7 +70,6 @@ func (tx *Tx) UpdateApplication(ctx context.Context, appID string, set rental.Ap
 // narrowGrants takes scopes the application no longer asks for out of the
 // landlords' grants of its real accounts (the sandbox grants everything).
 func (tx *Tx) narrowGrants(ctx context.Context, appID string, requested rental.Scopes) error {
-	tx.accessChanged()
 	rows, err := tx.c.QueryContext(ctx, `SELECT id, scopes FROM accounts WHERE application_id = $1 AND sandbox = FALSE`, appID)
 	if err != nil {
 		return fmt.Errorf("store: grants: %w", err)

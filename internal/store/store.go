@@ -562,18 +562,7 @@ type Tx struct {
 	// month's bills) wait for a round trip per row.
 	events, deliveries [][]any
 	jobs               []river.InsertManyParams
-	// access is set when the transaction changed what a key lookup reads
-	// (see accessChanged).
-	access bool
 }
-
-// accessChanged notes that the transaction changes what KeyForRequest
-// reads, other than a key's last use: a key, an application, a developer
-// (its plan, its state) or its invoices, an account, or a landlord's plan.
-// Commit then counts the access version up, which makes every process look
-// its keys up again (see LookupKey). Every method that makes such a change
-// calls it; TestAccessChangesCount checks that none is missed.
-func (tx *Tx) accessChanged() { tx.access = true }
 
 // WriteWait is how long a request waits for a database connection (a
 // write's, or a read's) before it is answered 503: the spec's wait when
@@ -615,13 +604,6 @@ func (tx *Tx) Commit() error {
 	if tx.claimed != "" && tx.lastEvent > ms(tx.Now) {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
 		if _, err := tx.c.ExecContext(context.Background(), `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, tx.claimed, tx.lastEvent); err != nil {
-			tx.tx.Rollback()
-			return fmt.Errorf("store: commit: %w", err)
-		}
-	}
-	if tx.access {
-		// Last, so that no other lock is ever waited for while this row is held.
-		if _, err := tx.c.ExecContext(context.Background(), `UPDATE access_version SET version = version + 1`); err != nil {
 			tx.tx.Rollback()
 			return fmt.Errorf("store: commit: %w", err)
 		}
