@@ -89,21 +89,23 @@ func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string,
 // Tx.events), many rows a statement. Commit flushes, and so must
 // anything in the transaction that reads them back.
 func (tx *Tx) flush(ctx context.Context) error {
-	if err := tx.insertRows(ctx, `INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, tx.events); err != nil {
-		return fmt.Errorf("store: record events: %w", err)
-	}
-	tx.events = tx.events[:0]
-	if err := tx.insertRows(ctx, `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at) VALUES `, tx.deliveries); err != nil {
-		return fmt.Errorf("store: create deliveries: %w", err)
-	}
-	tx.deliveries = tx.deliveries[:0]
-	return nil
+	return tx.execAll(ctx, tx.inserts())
 }
 
-// insertRows runs insert (ending in VALUES) over rows of equal length, in
-// statements of 64, 32, ..., 1 rows: a few texts to prepare once per
-// connection, not one for every count.
-func (tx *Tx) insertRows(ctx context.Context, insert string, rows [][]any) error {
+// inserts are the statements that insert the events and deliveries
+// recorded so far, which they take out of the transaction's lists.
+func (tx *Tx) inserts() []stmt {
+	s := insertRows(`INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, "store: record events", tx.events)
+	s = append(s, insertRows(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at) VALUES `, "store: create deliveries", tx.deliveries)...)
+	tx.events, tx.deliveries = tx.events[:0], tx.deliveries[:0]
+	return s
+}
+
+// insertRows are the statements of insert (ending in VALUES) over rows of
+// equal length, in statements of 64, 32, ..., 1 rows: a few texts to
+// prepare once per connection, not one for every count.
+func insertRows(insert, what string, rows [][]any) []stmt {
+	var out []stmt
 	for len(rows) > 0 {
 		n := 64
 		for n > len(rows) {
@@ -128,11 +130,9 @@ func (tx *Tx) insertRows(ctx context.Context, insert string, rows [][]any) error
 			q.WriteByte(')')
 			args = append(args, r...)
 		}
-		if _, err := tx.c.ExecContext(ctx, q.String(), args...); err != nil {
-			return err
-		}
+		out = append(out, stmt{sql: q.String(), args: args, what: what})
 	}
-	return nil
+	return out
 }
 
 // CountEvents counts the landlord's events of a type, for tests and checks

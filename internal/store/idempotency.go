@@ -115,19 +115,24 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprin
 
 // CompleteIdempotency stores the response of a claimed request. Called inside
 // the request's own transaction, so the write and its stored response commit
-// together. It fails if the claim was lost to a retry that took over.
+// together: the statement runs at Commit, with the others left for it (see
+// execAll), and Commit fails if the claim was lost to a retry that took
+// over.
 func (tx *Tx) CompleteIdempotency(ctx context.Context, k IdempotencyKey, token int64, resp StoredResponse) error {
-	res, err := tx.c.ExecContext(ctx, `UPDATE idempotency_keys SET done = TRUE, status_code = $5, header = $6, body = $7
+	tx.atCommit = append(tx.atCommit, stmt{
+		sql: `UPDATE idempotency_keys SET done = TRUE, status_code = $5, header = $6, body = $7
 		WHERE application_id = $1 AND account_id = $2 AND key = $3 AND locked_at = $4 AND done = FALSE`,
-		k.ApplicationID, k.AccountID, k.Key, token, resp.Status, resp.Header, resp.Body)
-	if err != nil {
-		return fmt.Errorf("store: idempotency complete: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		// This request ran past IdempotencyStale and a retry took the key over:
-		// the retry's answer is the one that counts.
-		return rental.Errorf(rental.KindConflict, "idempotency_in_progress", "A retry with this Idempotency-Key took over this request; its result is the one kept.")
-	}
+		args: []any{k.ApplicationID, k.AccountID, k.Key, token, resp.Status, resp.Header, resp.Body},
+		what: "store: idempotency complete",
+		check: func(n int64) error {
+			if n != 1 {
+				// This request ran past IdempotencyStale and a retry took the key over:
+				// the retry's answer is the one that counts.
+				return rental.Errorf(rental.KindConflict, "idempotency_in_progress", "A retry with this Idempotency-Key took over this request; its result is the one kept.")
+			}
+			return nil
+		},
+	})
 	return nil
 }
 

@@ -562,6 +562,64 @@ type Tx struct {
 	// month's bills) wait for a round trip per row.
 	events, deliveries [][]any
 	jobs               []river.InsertManyParams
+	// atCommit are statements left for Commit to run (see execAll).
+	atCommit []stmt
+}
+
+// stmt is a statement whose only answer is the count of rows it changed,
+// for execAll.
+type stmt struct {
+	sql  string
+	args []any
+	// what names it in an error.
+	what string
+	// check judges the count; nil accepts any.
+	check func(rows int64) error
+}
+
+// execAll runs the statements in order, the first error ending them. On
+// PostgreSQL they go in one pipelined batch, one round trip for all: at
+// Commit, where the landlord's lock is held until the end, each round trip
+// saved is time every other writer of the landlord waits less.
+func (tx *Tx) execAll(ctx context.Context, stmts []stmt) error {
+	if tx.db.engine != Postgres || len(stmts) == 1 {
+		for _, s := range stmts {
+			res, err := tx.c.ExecContext(ctx, s.sql, s.args...)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.what, err)
+			}
+			if s.check != nil {
+				n, _ := res.RowsAffected()
+				if err := s.check(n); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if len(stmts) == 0 {
+		return nil
+	}
+	return tx.conn.Raw(func(dc any) error {
+		b := &pgx.Batch{}
+		for _, s := range stmts {
+			b.Queue(s.sql, s.args...)
+		}
+		br := dc.(*stdlib.Conn).Conn().SendBatch(ctx, b)
+		for _, s := range stmts {
+			tag, err := br.Exec()
+			if err == nil && s.check != nil {
+				err = s.check(tag.RowsAffected())
+			} else if err != nil {
+				err = fmt.Errorf("%s: %w", s.what, err)
+			}
+			if err != nil {
+				br.Close()
+				return err
+			}
+		}
+		return br.Close()
+	})
 }
 
 // WriteWait is how long a request waits for a database connection (a
@@ -591,22 +649,24 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 // Commit commits the transaction.
 func (tx *Tx) Commit() error {
 	defer tx.done()
-	if err := tx.flush(context.Background()); err != nil {
-		tx.tx.Rollback()
-		return fmt.Errorf("store: commit: %w", err)
-	}
+	ctx := context.Background()
 	if len(tx.jobs) > 0 {
-		if _, err := tx.db.queue.InsertManyTx(context.Background(), tx.tx, tx.jobs); err != nil {
+		if _, err := tx.db.queue.InsertManyTx(ctx, tx.tx, tx.jobs); err != nil {
 			tx.tx.Rollback()
 			return fmt.Errorf("store: commit: queue jobs: %w", err)
 		}
 	}
+	last := append(tx.inserts(), tx.atCommit...)
 	if tx.claimed != "" && tx.lastEvent > ms(tx.Now) {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
-		if _, err := tx.c.ExecContext(context.Background(), `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, tx.claimed, tx.lastEvent); err != nil {
-			tx.tx.Rollback()
-			return fmt.Errorf("store: commit: %w", err)
+		last = append(last, stmt{sql: `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, args: []any{tx.claimed, tx.lastEvent}, what: "store: clock"})
+	}
+	if err := tx.execAll(ctx, last); err != nil {
+		tx.tx.Rollback()
+		if e, ok := rental.AsError(err); ok {
+			return e
 		}
+		return fmt.Errorf("store: commit: %w", err)
 	}
 	if err := tx.tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)

@@ -675,3 +675,42 @@ func TestSQLiteLogIsCheckpointed(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestCommitIsWhole: the statements left for Commit (events, the stored
+// response; one batch on PostgreSQL) commit with the write or not at all.
+// A stored response whose claim was lost fails the commit, and nothing of
+// the transaction stays: not the property, not its event, not the claim.
+func TestCommitIsWhole(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of("Baan Suk"), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := store.IdempotencyKey{ApplicationID: f.App.ID, AccountID: acct.ID, Key: "whole"}
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			c, token, _, err := tx.ClaimIdempotency(ctx, k, "fp")
+			if err != nil || c != store.Claimed {
+				t.Fatalf("claim: %v %v", c, err)
+			}
+			if _, err := tx.CreateProperty(ctx, acct, p); err != nil {
+				return err
+			}
+			return tx.CompleteIdempotency(ctx, k, token+1, store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("x")})
+		})
+		if e, ok := rental.AsError(err); !ok || e.Code != "idempotency_in_progress" {
+			t.Fatalf("commit with a lost claim: %v", err)
+		}
+		if props, _, err := e.DB.Read().ListProperties(ctx, acct, store.Page{Limit: 10}); err != nil || len(props) != 0 {
+			t.Fatalf("properties after the failed commit: %v %v", props, err)
+		}
+		if n, err := e.DB.Read().CountEvents(ctx, acct, "property.created"); err != nil || n != 0 {
+			t.Fatalf("events after the failed commit: %d %v", n, err)
+		}
+		if c, _ := claimIn(t, e.DB, k, "other", nil); c != store.Claimed {
+			t.Fatalf("the key after the failed commit: %v", c)
+		}
+	})
+}
