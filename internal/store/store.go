@@ -582,6 +582,9 @@ type stmt struct {
 // Commit, where the landlord's lock is held until the end, each round trip
 // saved is time every other writer of the landlord waits less.
 func (tx *Tx) execAll(ctx context.Context, stmts []stmt) error {
+	if len(stmts) == 0 {
+		return nil
+	}
 	if tx.db.engine != Postgres || len(stmts) == 1 {
 		for _, s := range stmts {
 			res, err := tx.c.ExecContext(ctx, s.sql, s.args...)
@@ -597,9 +600,6 @@ func (tx *Tx) execAll(ctx context.Context, stmts []stmt) error {
 		}
 		return nil
 	}
-	if len(stmts) == 0 {
-		return nil
-	}
 	return tx.conn.Raw(func(dc any) error {
 		b := &pgx.Batch{}
 		for _, s := range stmts {
@@ -608,10 +608,10 @@ func (tx *Tx) execAll(ctx context.Context, stmts []stmt) error {
 		br := dc.(*stdlib.Conn).Conn().SendBatch(ctx, b)
 		for _, s := range stmts {
 			tag, err := br.Exec()
-			if err == nil && s.check != nil {
-				err = s.check(tag.RowsAffected())
-			} else if err != nil {
+			if err != nil {
 				err = fmt.Errorf("%s: %w", s.what, err)
+			} else if s.check != nil {
+				err = s.check(tag.RowsAffected())
 			}
 			if err != nil {
 				br.Close()
