@@ -36,7 +36,10 @@ var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
 // For the application's own resources (appLevel), an unbound live key
 // without the header acts on no account, and the scopes are the key's and
 // the application's: a landlord grants nothing there.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel bool) (*caller, error) {
+//
+// kept is the key's kept lookup to run on (see store.KeyCheck), or nil to
+// look the key up.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel bool, kept *store.KeyOwner) (*caller, error) {
 	ip := s.proxies.ClientIP(r)
 	now := s.now()
 	if wait, blocked := s.limits.blocked(r.Context(), ip, now); blocked {
@@ -44,7 +47,10 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 		e.RetryAfter = wait
 		return nil, e
 	}
-	owner, err := s.lookupKey(r, now)
+	owner, err := kept, error(nil)
+	if owner == nil {
+		owner, err = s.lookupKey(r, now)
+	}
 	if err != nil {
 		if e, ok := rental.AsError(err); ok && e == errInvalidKey {
 			s.limits.failed(r.Context(), ip, now)
@@ -144,22 +150,46 @@ func (c *caller) accountID() string {
 	return c.account.ID
 }
 
-// lookupKey reads the bearer key and finds it by fingerprint, with its
-// developer's plan and overdue invoices as they stand at now.
-func (s *Server) lookupKey(r *http.Request, now time.Time) (*store.KeyOwner, error) {
+// keyRef reads the bearer key and returns its fingerprint and the account
+// hint a lookup takes; a missing or malformed key is errInvalidKey.
+func (s *Server) keyRef(r *http.Request) (fingerprint, hint string, err error) {
 	scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || !rental.LooksLikeAPIKey(strings.TrimSpace(key)) {
-		return nil, errInvalidKey
+		return "", "", errInvalidKey
 	}
-	hint := r.Header.Get(accountHeader)
+	hint = r.Header.Get(accountHeader)
 	if !validID(hint) {
 		hint = "" // never sent to the database; authenticate refuses it
 	}
-	owner, err := s.db.LookupKey(r.Context(), s.secret.Fingerprint(strings.TrimSpace(key)), hint, now)
+	return s.secret.Fingerprint(strings.TrimSpace(key)), hint, nil
+}
+
+// lookupKey finds the request's key by fingerprint, with its developer's
+// plan and overdue invoices as they stand at now.
+func (s *Server) lookupKey(r *http.Request, now time.Time) (*store.KeyOwner, error) {
+	fingerprint, hint, err := s.keyRef(r)
+	if err != nil {
+		return nil, err
+	}
+	owner, err := s.db.LookupKey(r.Context(), fingerprint, hint, now)
 	if rental.IsNotFound(err) {
 		return nil, errInvalidKey
 	}
 	return owner, err
+}
+
+// keptKey returns, for a read, the key's kept lookup to run on and the
+// check that must confirm it before anything is answered (see
+// store.KeyCheck); nil, nil when there is none.
+func (s *Server) keptKey(r *http.Request) (*store.KeyOwner, *store.KeyCheck) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return nil, nil
+	}
+	fingerprint, hint, err := s.keyRef(r)
+	if err != nil {
+		return nil, nil
+	}
+	return s.db.KeptKey(fingerprint, hint, s.now())
 }
 
 // selectAccount decides which account the request acts on from the key and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"os"
@@ -63,77 +64,107 @@ func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) 
 
 func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLevel bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		cl, err := s.authenticate(w, r, appLevel)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		now := s.now()
-		if err := s.limits.allow(r.Context(), w.Header(), cl, now); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		counter, err := s.quota(r.Context(), w.Header(), cl, now)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		// A write's body is read before the request takes a place in the
-		// gate: a client trickling its body holds only its own connection
-		// (and only once its key is known and within its rate). Its errors
-		// are answered in their usual place, after the checks below.
-		var body []byte
-		var bodyErr error
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			body, bodyErr = s.readBody(w, r)
-			if StatusOf(bodyErr) == http.StatusRequestTimeout {
-				s.writeError(w, r, bodyErr) // the connection is done for: answer now
+		if kept, kc := s.keptKey(r); kc != nil {
+			header := w.Header().Clone()
+			if s.serve(w, r, scope, query, h, appLevel, kept, kc) {
 				return
 			}
+			// Something the key's lookup reads changed (a revoked key, an
+			// ended link, a new plan): nothing was written, and the
+			// request runs again on a lookup made now.
+			clear(w.Header())
+			maps.Copy(w.Header(), header)
 		}
-		release, err := s.gate.enter(r.Context(), cl.key.Developer.ID)
-		if err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		defer release()
-		// Counted as the status is written, before the client can send its next request.
-		w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
-			if billable(status) && cl.account != nil {
-				s.meter.add(counter)
-			}
-		}}
-		if scope != "" && !cl.scopes.Has(scope) {
-			s.writeError(w, r, &rental.Error{Kind: rental.KindForbidden, Code: "insufficient_scope", Scope: string(scope),
-				Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."})
-			return
-		}
-		if err := checkQuery(r, query); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		if err := checkPathIDs(r); err != nil {
-			s.writeError(w, r, err)
-			return
-		}
-		c := &call{r: r, ctx: r.Context(), caller: cl, appLevel: appLevel}
-		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			c.q = s.db.Read()
-			s.run(c, h).write(w)
-			return
-		}
-		if bodyErr != nil {
-			s.writeError(w, r, bodyErr)
-			return
-		}
-		c.body = body
-		s.serveWrite(w, c, h)
+		s.serve(w, r, scope, query, h, appLevel, nil, nil)
 	})
+}
+
+// serve runs an API request through everything endpoint lists. With kc (a
+// read on the key's kept lookup, kept; see store.KeyCheck) it answers only
+// once kc confirms that the kept lookup still holds; otherwise it writes
+// nothing and returns false. What the request did on its way (a
+// per-second limit's count, a key's last use) may then count twice.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, kept *store.KeyOwner, kc *store.KeyCheck) bool {
+	held := func() bool { return kc == nil || kc.Confirm(r.Context()) }
+	fail := func(err error) bool {
+		if !held() {
+			return false
+		}
+		s.writeError(w, r, err)
+		return true
+	}
+	cl, err := s.authenticate(w, r, appLevel, kept)
+	if err != nil {
+		return fail(err)
+	}
+	now := s.now()
+	if err := s.limits.allow(r.Context(), w.Header(), cl, now); err != nil {
+		return fail(err)
+	}
+	counter, err := s.quota(r.Context(), w.Header(), cl, now)
+	if err != nil {
+		return fail(err)
+	}
+	// A write's body is read before the request takes a place in the
+	// gate: a client trickling its body holds only its own connection
+	// (and only once its key is known and within its rate). Its errors
+	// are answered in their usual place, after the checks below.
+	var body []byte
+	var bodyErr error
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		body, bodyErr = s.readBody(w, r)
+		if StatusOf(bodyErr) == http.StatusRequestTimeout {
+			return fail(bodyErr) // the connection is done for: answer now
+		}
+	}
+	release, err := s.gate.enter(r.Context(), cl.key.Developer.ID)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
+	// Counted as the status is written, before the client can send its next request.
+	w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
+		if billable(status) && cl.account != nil {
+			s.meter.add(counter)
+		}
+	}}
+	if scope != "" && !cl.scopes.Has(scope) {
+		return fail(&rental.Error{Kind: rental.KindForbidden, Code: "insufficient_scope", Scope: string(scope),
+			Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."})
+	}
+	if err := checkQuery(r, query); err != nil {
+		return fail(err)
+	}
+	if err := checkPathIDs(r); err != nil {
+		return fail(err)
+	}
+	c := &call{r: r, ctx: r.Context(), caller: cl, appLevel: appLevel}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		c.q = s.db.Read()
+		if kc != nil {
+			c.q = s.db.ReadChecking(kc)
+		}
+		resp := s.run(c, h)
+		if !held() {
+			return false
+		}
+		resp.write(w)
+		return true
+	}
+	if bodyErr != nil {
+		return fail(bodyErr)
+	}
+	c.body = body
+	s.serveWrite(w, c, h)
+	return true
 }
 
 // run calls the handler and renders its result.
 func (s *Server) run(c *call, h handlerFunc) response {
 	status, body, err := h(c)
+	if errors.Is(err, store.ErrKeyChanged) {
+		return response{} // never written: serve runs the request again
+	}
 	if err != nil {
 		return s.renderError(c.ctx, err)
 	}

@@ -40,7 +40,7 @@ const maxCachedKeys = 4096
 func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, now time.Time) (*KeyOwner, error) {
 	q := db.Read()
 	var version int64
-	if err := q.c.QueryRowContext(ctx, `SELECT version FROM access_version`).Scan(&version); err != nil {
+	if err := q.c.QueryRowContext(ctx, accessVersion).Scan(&version); err != nil {
 		return nil, fmt.Errorf("store: access version: %w", err)
 	}
 	ref, at := fingerprint+"\x00"+accountHint, ms(now)

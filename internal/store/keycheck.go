@@ -1,0 +1,184 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// KeyCheck saves a read on PostgreSQL the round trip of LookupKey's
+// version read: the request runs on the key's kept lookup (KeptKey), and
+// the access version travels to the database in one pipelined batch with
+// the read's first statement (ReadChecking). The read's answer counts only
+// if the version is still the one the kept lookup read, that is, only if
+// LookupKey would have answered the same: nothing a request answers may rest
+// on the kept lookup before Confirm says it held.
+type KeyCheck struct {
+	db      *DB
+	version int64
+	ran     bool
+	held    bool
+	err     error
+}
+
+// KeptKey returns the key's kept lookup, a copy the caller may change, and
+// the check that must confirm it; nil when there is none to use: on SQLite
+// (a read of the version costs no round trip there), when the key has no
+// kept lookup, or when the passing of time has changed it.
+func (db *DB) KeptKey(fingerprint, accountHint string, now time.Time) (*KeyOwner, *KeyCheck) {
+	if db.engine != Postgres {
+		return nil, nil
+	}
+	c := &db.keys
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.m[fingerprint+"\x00"+accountHint]
+	if at := ms(now); !ok || at < l.from || at >= l.until {
+		return nil, nil
+	}
+	return c.copy(l.owner), &KeyCheck{db: db, version: l.version}
+}
+
+// Confirm reports whether the kept lookup still holds, reading the
+// version on its own if no statement has taken it along yet.
+func (kc *KeyCheck) Confirm(ctx context.Context) bool {
+	if !kc.ran {
+		var v int64
+		err := kc.db.Read().c.QueryRowContext(ctx, accessVersion).Scan(&v)
+		kc.record(v, err)
+	}
+	return kc.held
+}
+
+func (kc *KeyCheck) record(version int64, err error) {
+	kc.ran, kc.err = true, err
+	kc.held = err == nil && version == kc.version
+}
+
+// accessVersion reads the access version (see LookupKey).
+const accessVersion = `SELECT version FROM access_version`
+
+// ErrKeyChanged is what a statement of ReadChecking's Queries returns when
+// the key's kept lookup did not hold: the request must run again as usual.
+var ErrKeyChanged = errors.New("store: the key's kept lookup is out of date")
+
+// ReadChecking returns the read methods on the read pool, the first
+// statement of which carries kc's version read in the same round trip.
+// Once that has run, every statement fails with ErrKeyChanged unless the
+// kept lookup held.
+func (db *DB) ReadChecking(kc *KeyCheck) *Queries {
+	return &Queries{c: checkedConn{kc}, friendURL: db.friendURL}
+}
+
+// checkedConn is the read pool carrying a KeyCheck.
+type checkedConn struct{ kc *KeyCheck }
+
+func (c checkedConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if !c.kc.Confirm(ctx) {
+		return nil, ErrKeyChanged
+	}
+	return pool{c.kc.db, c.kc.db.read}.ExecContext(ctx, query, args...)
+}
+
+func (c checkedConn) QueryContext(ctx context.Context, query string, args ...any) (rowSet, error) {
+	if !c.kc.ran {
+		return c.kc.batch(ctx, query, args)
+	}
+	if !c.kc.held {
+		return nil, ErrKeyChanged
+	}
+	return pool{c.kc.db, c.kc.db.read}.QueryContext(ctx, query, args...)
+}
+
+func (c checkedConn) QueryRowContext(ctx context.Context, query string, args ...any) row {
+	rows, err := c.QueryContext(ctx, query, args...)
+	if err != nil {
+		return failedRow{err}
+	}
+	return firstRow{rows}
+}
+
+// batch sends the version read and query in one batch on a connection of
+// the read pool, and returns query's rows, which hold the connection until
+// they are closed.
+func (kc *KeyCheck) batch(ctx context.Context, query string, args []any) (rowSet, error) {
+	cn, err := kc.db.acquire(ctx, kc.db.read)
+	if err != nil {
+		kc.record(0, err)
+		return nil, err
+	}
+	var br pgx.BatchResults
+	var rows pgx.Rows
+	err = cn.Raw(func(dc any) error {
+		// The *pgx.Conn is still read after Raw returns, through rows; cn,
+		// held until they are closed, keeps every other user off it.
+		b := &pgx.Batch{}
+		b.Queue(accessVersion)
+		b.Queue(query, args...)
+		br = dc.(*stdlib.Conn).Conn().SendBatch(ctx, b)
+		var v int64
+		err := br.QueryRow().Scan(&v)
+		kc.record(v, err)
+		if err != nil {
+			return err
+		}
+		rows, err = br.Query()
+		return err
+	})
+	if err == nil && !kc.held {
+		err = ErrKeyChanged
+	}
+	if err != nil {
+		if rows != nil {
+			rows.Close()
+		}
+		if br != nil {
+			br.Close()
+		}
+		cn.Close()
+		if kc.err == nil && !errors.Is(err, ErrKeyChanged) {
+			kc.record(0, err)
+		}
+		return nil, err
+	}
+	return batchRows{rows, br, cn}, nil
+}
+
+// batchRows are a batch's last rows: closing them ends the batch and gives
+// the connection back.
+type batchRows struct {
+	pgx.Rows
+	br pgx.BatchResults
+	cn *sql.Conn
+}
+
+func (r batchRows) Close() error {
+	r.Rows.Close()
+	err := r.Rows.Err()
+	if cerr := r.br.Close(); err == nil {
+		err = cerr
+	}
+	r.cn.Close()
+	return err
+}
+
+// firstRow is QueryRowContext's row over a rowSet.
+type firstRow struct{ rows rowSet }
+
+func (r firstRow) Scan(dest ...any) error {
+	if !r.rows.Next() {
+		if err := r.rows.Close(); err != nil {
+			return err
+		}
+		return sql.ErrNoRows
+	}
+	err := r.rows.Scan(dest...)
+	if cerr := r.rows.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
