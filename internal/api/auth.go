@@ -62,7 +62,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 		s.limits.failed(r.Context(), ip, now)
 		return nil, errInvalidKey
 	}
-	if k.UseToNote(now) {
+	if kept == nil && k.UseToNote(now) { // on a kept lookup, serve notes it once confirmed
 		s.noteKeyUse(r.Context(), k.ID, now)
 	}
 	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
@@ -189,7 +189,13 @@ func (s *Server) keptKey(r *http.Request) (*store.KeyOwner, *store.KeyCheck) {
 	if err != nil {
 		return nil, nil
 	}
-	return s.db.KeptKey(fingerprint, hint, s.now())
+	now := s.now()
+	kept, kc := s.db.KeptKey(fingerprint, hint, now)
+	if kept != nil && (kept.Key.RevokedAt != nil || kept.Key.ExpiresAt != nil && !now.Before(kept.Key.ExpiresAt.Time)) {
+		// A refused key takes the usual way, where its failure is counted once.
+		return nil, nil
+	}
+	return kept, kc
 }
 
 // selectAccount decides which account the request acts on from the key and

@@ -69,11 +69,19 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 			if s.serve(w, r, scope, query, h, appLevel, kept, kc) {
 				return
 			}
-			// Something the key's lookup reads changed (a revoked key, an
-			// ended link, a new plan): nothing was written, and the
-			// request runs again on a lookup made now.
+			// Nothing was written. Either the check could not run (no
+			// connection, a refusal), and its error is the answer, as a
+			// lookup made now would have met it; or something the key's
+			// lookup reads changed (a revoked key, an ended link, a new
+			// plan), and the request runs again on a lookup made now.
 			clear(w.Header())
 			maps.Copy(w.Header(), header)
+			inf := info(r.Context())
+			inf.applicationID, inf.accountID, inf.mode, inf.code = "", "", "", ""
+			if err := kc.Err(); err != nil {
+				s.writeError(w, r, err)
+				return
+			}
 		}
 		s.serve(w, r, scope, query, h, appLevel, nil, nil)
 	})
@@ -85,7 +93,21 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 // nothing and returns false. What the request did on its way (a
 // per-second limit's count, a key's last use) may then count twice.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, kept *store.KeyOwner, kc *store.KeyCheck) bool {
-	held := func() bool { return kc == nil || kc.Confirm(r.Context()) }
+	var cl *caller
+	noted := false
+	held := func() bool {
+		if kc == nil {
+			return true
+		}
+		if !kc.Confirm(r.Context()) {
+			return false
+		}
+		if !noted && cl != nil && cl.key.Key.UseToNote(s.now()) {
+			s.noteKeyUse(r.Context(), cl.key.Key.ID, s.now())
+		}
+		noted = true
+		return true
+	}
 	fail := func(err error) bool {
 		if !held() {
 			return false

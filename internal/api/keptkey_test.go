@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"rentapi/internal/rental"
@@ -73,6 +74,60 @@ func TestKeptLookupAcrossServers(t *testing.T) {
 		}
 		if res := get(other, "/v1/properties", "SERVICE-Account: "+acct.ID); res.status != http.StatusForbidden || res.code() != "account_access_revoked" {
 			t.Fatalf("other key after the link ended: %d %s", res.status, res.body)
+		}
+	})
+}
+
+// TestKeptLookupEarlyRefusals: on a kept lookup, every answer waits for
+// the check, the refusals made before any query included (an unknown
+// parameter, a bad path ID, a missing scope, a bad limit), and a key
+// revoked meanwhile gets 401 without a header of the discarded run. On
+// PostgreSQL the kept lookup is really what answers before the revocation.
+func TestKeptLookupEarlyRefusals(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		one := newHarness(t, e)
+		two := secondServer(t, one)
+		f := one.fixture(rental.PlanPro)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		for _, path := range []string{"/v1/properties?bogus=1", "/v1/properties/" + strings.Repeat("x", 80), "/v1/properties?limit=abc", "/v1/properties"} {
+			key := one.liveKey(f, acct.ID)
+			narrow := one.liveKey(f, acct.ID, rental.ScopeBillsRead) // no properties:read
+			if res := two.do(req{key: key, method: "GET", path: "/v1/properties"}); res.status != http.StatusOK {
+				t.Fatalf("before: %d %s", res.status, res.body)
+			}
+			if res := two.do(req{key: narrow, method: "GET", path: "/v1/properties"}); res.code() != "insufficient_scope" {
+				t.Fatalf("narrow key before: %d %s", res.status, res.body)
+			}
+			confirmed := two.e.DB.KeptConfirmed()
+			if res := two.do(req{key: key, method: "GET", path: "/v1/properties"}); res.status != http.StatusOK {
+				t.Fatalf("before, again: %d %s", res.status, res.body)
+			}
+			if e.Name == "postgres" && two.e.DB.KeptConfirmed() == confirmed {
+				t.Fatal("the kept lookup did not answer")
+			}
+			keys, err := e.DB.Read().APIKeys(ctx, f.App.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range keys {
+				if k.RevokedAt == nil {
+					if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, k.ID) }); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for _, k := range []string{key, narrow} {
+				res := two.do(req{key: k, method: "GET", path: path})
+				if res.status != http.StatusUnauthorized || res.code() != "invalid_api_key" {
+					t.Fatalf("%s with a revoked key: %d %s", path, res.status, res.body)
+				}
+				for _, h := range []string{"X-RateLimit-Limit", "X-Quota-Limit", "X-SERVICE-Mode"} {
+					if v := res.header.Get(h); v != "" {
+						t.Errorf("%s: the 401 carries %s: %s, from the discarded run", path, h, v)
+					}
+				}
+			}
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rentapi/internal/rental"
@@ -18,6 +19,8 @@ type keyCache struct {
 	// used is each key's last use this process wrote (NoteKeyUse), which
 	// does not count as a change (see LookupKey).
 	used map[string]int64
+	// confirmed counts KeyChecks that held (KeptConfirmed).
+	confirmed atomic.Int64
 }
 
 // maxCachedKeys bounds the cache's memory (a few MB at most).

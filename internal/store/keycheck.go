@@ -54,10 +54,21 @@ func (kc *KeyCheck) Confirm(ctx context.Context) bool {
 	return kc.held
 }
 
+// Err is why the check could not run (no connection, a refusal), when it
+// could not: the answer a lookup made now would have met too.
+func (kc *KeyCheck) Err() error { return kc.err }
+
 func (kc *KeyCheck) record(version int64, err error) {
 	kc.ran, kc.err = true, err
 	kc.held = err == nil && version == kc.version
+	if kc.held {
+		kc.db.keys.confirmed.Add(1)
+	}
 }
+
+// KeptConfirmed counts the requests this process answered on a kept key
+// lookup that a KeyCheck confirmed.
+func (db *DB) KeptConfirmed() int64 { return db.keys.confirmed.Load() }
 
 // accessVersion reads the access version (see LookupKey).
 const accessVersion = `SELECT version FROM access_version`
@@ -140,7 +151,7 @@ func (kc *KeyCheck) batch(ctx context.Context, query string, args []any) (rowSet
 			br.Close()
 		}
 		cn.Close()
-		if kc.err == nil && !errors.Is(err, ErrKeyChanged) {
+		if !kc.ran { // no connection for the version either: the check could not run
 			kc.record(0, err)
 		}
 		return nil, err
