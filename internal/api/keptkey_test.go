@@ -10,6 +10,16 @@ import (
 	"rentapi/internal/store/storetest"
 )
 
+// linkedOnTwoServers is two API servers over one database (two processes)
+// and a developer's application linked to a landlord on the pro plan.
+func linkedOnTwoServers(t *testing.T, e storetest.Engine) (one, two *harness, f storetest.Fixture, acct *rental.Account) {
+	t.Helper()
+	one = newHarness(t, e)
+	two = secondServer(t, one)
+	f = one.fixture(rental.PlanPro)
+	return one, two, f, f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+}
+
 // TestKeptLookupAcrossServers: a read served on the key's kept lookup (on
 // PostgreSQL, confirmed in the same round trip as its query) answers as a
 // fresh lookup would. After another process revokes the key or ends the
@@ -19,10 +29,7 @@ import (
 func TestKeptLookupAcrossServers(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
-		one := newHarness(t, e)
-		two := secondServer(t, one)
-		f := one.fixture(rental.PlanPro)
-		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		one, two, f, acct := linkedOnTwoServers(t, e)
 		key := one.liveKey(f, acct.ID)
 		other := one.liveKey(f, "")
 		get := func(key, path string, headers ...string) *result {
@@ -86,10 +93,7 @@ func TestKeptLookupAcrossServers(t *testing.T) {
 func TestKeptLookupEarlyRefusals(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
-		one := newHarness(t, e)
-		two := secondServer(t, one)
-		f := one.fixture(rental.PlanPro)
-		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		one, two, f, acct := linkedOnTwoServers(t, e)
 		for _, path := range []string{"/v1/properties?bogus=1", "/v1/properties/" + strings.Repeat("x", 80), "/v1/properties?limit=abc", "/v1/properties"} {
 			key := one.liveKey(f, acct.ID)
 			narrow := one.liveKey(f, acct.ID, rental.ScopeBillsRead) // no properties:read

@@ -46,23 +46,17 @@ func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, no
 	if err := q.c.QueryRowContext(ctx, accessVersion).Scan(&version); err != nil {
 		return nil, fmt.Errorf("store: access version: %w", err)
 	}
-	ref, at := fingerprint+"\x00"+accountHint, ms(now)
 	c := &db.keys
-	c.mu.Lock()
-	l, ok := c.m[ref]
-	if ok && l.version == version && l.from <= at && at < l.until {
-		o := c.copy(l.owner)
-		c.mu.Unlock()
+	if o, kept, ok := c.kept(fingerprint, accountHint, now); ok && kept == version {
 		return o, nil
 	}
-	c.mu.Unlock()
 	l, err := q.lookupKey(ctx, fingerprint, accountHint, now)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if accountHint == "" || l.owner.Account != nil && l.owner.Account.ID == accountHint {
+	if ref := fingerprint + "\x00" + accountHint; accountHint == "" || l.owner.Account != nil && l.owner.Account.ID == accountHint {
 		if c.m == nil {
 			c.m, c.used = map[string]keyLookup{}, map[string]int64{}
 		}
@@ -73,6 +67,18 @@ func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, no
 		c.m[ref] = l
 	}
 	return c.copy(l.owner), nil
+}
+
+// kept returns a copy of the key's kept lookup and the access version it
+// read, if there is one and the passing of time has not changed it at now.
+func (c *keyCache) kept(fingerprint, accountHint string, now time.Time) (*KeyOwner, int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l, ok := c.m[fingerprint+"\x00"+accountHint]
+	if at := ms(now); !ok || at < l.from || at >= l.until {
+		return nil, 0, false
+	}
+	return c.copy(l.owner), l.version, true
 }
 
 // noteUse keeps the key's use at now (see LookupKey).

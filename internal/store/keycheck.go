@@ -33,14 +33,11 @@ func (db *DB) KeptKey(fingerprint, accountHint string, now time.Time) (*KeyOwner
 	if db.engine != Postgres {
 		return nil, nil
 	}
-	c := &db.keys
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l, ok := c.m[fingerprint+"\x00"+accountHint]
-	if at := ms(now); !ok || at < l.from || at >= l.until {
+	o, version, ok := db.keys.kept(fingerprint, accountHint, now)
+	if !ok {
 		return nil, nil
 	}
-	return c.copy(l.owner), &KeyCheck{db: db, version: l.version}
+	return o, &KeyCheck{db: db, version: version}
 }
 
 // Confirm reports whether the kept lookup still holds, reading the
