@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -215,7 +214,7 @@ func (s *seeder) rooms(ctx context.Context, tx *store.Tx, first, last int) error
 	if err := tx.Claim(ctx, s.acct); err != nil {
 		return err
 	}
-	if err := s.checkNoEndpoints(ctx, tx.SQL()); err != nil {
+	if err := s.checkNoEndpoints(ctx, tx); err != nil {
 		return err
 	}
 	s.tick = tx.Now.UnixMilli() - 1
@@ -226,11 +225,11 @@ func (s *seeder) rooms(ctx context.Context, tx *store.Tx, first, last int) error
 		}
 	}
 	for _, t := range w.tables() {
-		if err := t.insert(ctx, tx.SQL(), s.perInsert); err != nil {
+		if err := t.insert(ctx, tx, s.perInsert); err != nil {
 			return err
 		}
 	}
-	_, err := tx.SQL().ExecContext(ctx, `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, s.acct.LandlordID, s.tick)
+	_, err := tx.Exec(ctx, `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, s.acct.LandlordID, s.tick)
 	if err != nil {
 		return fmt.Errorf("advance the landlord's clock: %w", err)
 	}
@@ -241,9 +240,9 @@ func (s *seeder) rooms(ctx context.Context, tx *store.Tx, first, last int) error
 // linked to the landlord exists in the account's mode: the store would
 // queue deliveries to it with every event, and the seeder makes none. (A
 // new bench database has no endpoints.)
-func (s *seeder) checkNoEndpoints(ctx context.Context, tx *sql.Tx) error {
+func (s *seeder) checkNoEndpoints(ctx context.Context, tx *store.Tx) error {
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_endpoints e JOIN accounts a ON a.application_id = e.application_id
+	err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM webhook_endpoints e JOIN accounts a ON a.application_id = e.application_id
 		WHERE a.landlord_id = $1 AND a.revoked_at IS NULL AND e.mode = $2 AND e.status = $3`,
 		s.acct.LandlordID, string(s.acct.Mode()), rental.EndpointEnabled).Scan(&n)
 	if err != nil {
@@ -376,32 +375,14 @@ func (t *table) add(vals ...any) {
 // insert writes the rows with INSERTs of perStmt rows each (the last may
 // have fewer), prepared once for all the full ones, with $N placeholders,
 // which both engines take.
-func (t *table) insert(ctx context.Context, tx *sql.Tx, perStmt int) error {
-	var full *sql.Stmt
-	defer func() {
-		if full != nil {
-			full.Close()
-		}
-	}()
+func (t *table) insert(ctx context.Context, tx *store.Tx, perStmt int) error {
 	for start := 0; start < len(t.rows); start += perStmt {
 		chunk := t.rows[start:min(start+perStmt, len(t.rows))]
 		args := make([]any, 0, len(chunk)*len(t.cols))
 		for _, row := range chunk {
 			args = append(args, row...)
 		}
-		var err error
-		switch {
-		case len(chunk) < perStmt:
-			_, err = tx.ExecContext(ctx, t.statement(len(chunk)), args...)
-		default:
-			if full == nil {
-				if full, err = tx.PrepareContext(ctx, t.statement(perStmt)); err != nil {
-					break
-				}
-			}
-			_, err = full.ExecContext(ctx, args...)
-		}
-		if err != nil {
+		if _, err := tx.Exec(ctx, t.statement(len(chunk)), args...); err != nil {
 			return fmt.Errorf("insert %d rows into %s: %w", len(chunk), t.name, err)
 		}
 	}

@@ -66,7 +66,7 @@ func TestAdminInvoiceTools(t *testing.T) {
 			month := rental.MonthOf(rental.MonthStart(issued).Add(-time.Millisecond))
 			var inv *rental.Invoice
 			if err := past.InTx(ctx, func(tx *store.Tx) (err error) {
-				if _, err := tx.SQL().ExecContext(ctx, `UPDATE developers SET created_at = $1 WHERE id = $2`, issued.AddDate(0, -2, 0).UnixMilli(), dev); err != nil {
+				if _, err := tx.Exec(ctx, `UPDATE developers SET created_at = $1 WHERE id = $2`, issued.AddDate(0, -2, 0).UnixMilli(), dev); err != nil {
 					return err
 				}
 				inv, err = tx.CloseMonth(ctx, dev, month)

@@ -124,14 +124,9 @@ func (tx *Tx) CompleteIdempotency(ctx context.Context, k IdempotencyKey, token i
 		WHERE application_id = $1 AND account_id = $2 AND key = $3 AND locked_at = $4 AND done = FALSE`,
 		args: []any{k.ApplicationID, k.AccountID, k.Key, token, resp.Status, resp.Header, resp.Body},
 		what: "store: idempotency complete",
-		check: func(n int64) error {
-			if n != 1 {
-				// This request ran past IdempotencyStale and a retry took the key over:
-				// the retry's answer is the one that counts.
-				return rental.Errorf(rental.KindConflict, "idempotency_in_progress", "A retry with this Idempotency-Key took over this request; its result is the one kept.")
-			}
-			return nil
-		},
+		// Lost only if this request ran past IdempotencyStale and a retry
+		// took the key over: the retry's answer is the one that counts.
+		lost: rental.Errorf(rental.KindConflict, "idempotency_in_progress", "A retry with this Idempotency-Key took over this request; its result is the one kept."),
 	})
 	return nil
 }

@@ -156,8 +156,9 @@ func (kc *KeyCheck) batch(ctx context.Context, query string, args []any) (rowSet
 	return batchRows{rows, br, cn}, nil
 }
 
-// batchRows are a batch's last rows: closing them ends the batch and gives
-// the connection back.
+// batchRows are pgx's rows as a rowSet, perhaps a batch's last rows:
+// closing them ends the batch (br, if any) and gives the connection back
+// (cn, if the rows hold it).
 type batchRows struct {
 	pgx.Rows
 	br pgx.BatchResults
@@ -167,10 +168,14 @@ type batchRows struct {
 func (r batchRows) Close() error {
 	r.Rows.Close()
 	err := r.Rows.Err()
-	if cerr := r.br.Close(); err == nil {
-		err = cerr
+	if r.br != nil {
+		if cerr := r.br.Close(); err == nil {
+			err = cerr
+		}
 	}
-	r.cn.Close()
+	if r.cn != nil {
+		r.cn.Close()
+	}
 	return err
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
@@ -59,9 +60,11 @@ type DB struct {
 	write  *sql.DB
 	read   *sql.DB
 	now    func() time.Time
-	// queue inserts jobs in the store's transactions; the jobs package's
-	// client works them.
-	queue *river.Client[*sql.Tx]
+	// queue inserts jobs in the store's transactions on SQLite, pgQueue
+	// on PostgreSQL (whose transactions speak pgx, see pgConn); the jobs
+	// package's client works them.
+	queue   *river.Client[*sql.Tx]
+	pgQueue *river.Client[pgx.Tx]
 	// movable is set when tests gave the clock.
 	movable bool
 	// log is River's logger, for the queue client and its migrations.
@@ -181,6 +184,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	cfg := &river.Config{Logger: db.log}
 	cfg.Test.Time = db.QueueTime()
 	db.queue, err = river.NewClient(db.RiverDriver(), cfg)
+	if err == nil && db.engine == Postgres {
+		// Without a pool the driver only inserts, in a transaction given.
+		db.pgQueue, err = river.NewClient(riverpgxv5.New(nil), cfg)
+	}
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("store: job queue: %w", err)
@@ -544,7 +551,9 @@ func (db *DB) writer() conn { return pool{db, db.write} }
 // it writes carries the same time.
 type Tx struct {
 	Queries
+	// tx is the transaction on SQLite, pg on PostgreSQL (see pgConn).
 	tx        *sql.Tx
+	pg        *pgConn
 	conn      *sql.Conn
 	db        *DB
 	Now       time.Time
@@ -573,53 +582,29 @@ type stmt struct {
 	args []any
 	// what names it in an error.
 	what string
-	// check judges the count; nil accepts any.
-	check func(rows int64) error
+	// lost, if set, is the transaction's error unless the statement
+	// changed exactly one row.
+	lost error
 }
 
 // execAll runs the statements in order, the first error ending them. On
-// PostgreSQL they go in one pipelined batch, one round trip for all: at
-// Commit, where the landlord's lock is held until the end, each round trip
-// saved is time every other writer of the landlord waits less.
+// PostgreSQL they go in one pipelined batch, one round trip for all.
 func (tx *Tx) execAll(ctx context.Context, stmts []stmt) error {
-	if len(stmts) == 0 {
-		return nil
+	if tx.pg != nil {
+		tx.pg.queued = append(tx.pg.queued, stmts...)
+		return tx.pg.flush(ctx)
 	}
-	if tx.db.engine != Postgres || len(stmts) == 1 {
-		for _, s := range stmts {
-			res, err := tx.c.ExecContext(ctx, s.sql, s.args...)
-			if err != nil {
-				return fmt.Errorf("%s: %w", s.what, err)
-			}
-			if s.check != nil {
-				n, _ := res.RowsAffected()
-				if err := s.check(n); err != nil {
-					return err
-				}
-			}
+	for _, s := range stmts {
+		res, err := tx.c.ExecContext(ctx, s.sql, s.args...)
+		if err != nil {
+			return s.failed(err)
 		}
-		return nil
+		n, _ := res.RowsAffected()
+		if err := s.judge(n); err != nil {
+			return err
+		}
 	}
-	return tx.conn.Raw(func(dc any) error {
-		b := &pgx.Batch{}
-		for _, s := range stmts {
-			b.Queue(s.sql, s.args...)
-		}
-		br := dc.(*stdlib.Conn).Conn().SendBatch(ctx, b)
-		for _, s := range stmts {
-			tag, err := br.Exec()
-			if err != nil {
-				err = fmt.Errorf("%s: %w", s.what, err)
-			} else if s.check != nil {
-				err = s.check(tag.RowsAffected())
-			}
-			if err != nil {
-				br.Close()
-				return err
-			}
-		}
-		return br.Close()
-	})
+	return nil
 }
 
 // WriteWait is how long a request waits for a database connection (a
@@ -629,11 +614,20 @@ const WriteWait = 10 * time.Second
 
 // Begin starts a write transaction. On SQLite it takes the write lock at once
 // (BEGIN IMMEDIATE), so a transaction never fails half way on a busy lock;
-// waiting for the write connection is bounded by WriteWait.
+// on PostgreSQL BEGIN travels with the first statement (see pgConn).
+// Waiting for the write connection is bounded by WriteWait.
 func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 	conn, err := db.acquire(ctx, db.write)
 	if err != nil {
 		return nil, fmt.Errorf("store: begin: %w", err)
+	}
+	if db.engine == Postgres {
+		pg, err := beginPostgres(conn)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("store: begin: %w", err)
+		}
+		return &Tx{Queries: Queries{c: pg, friendURL: db.friendURL}, pg: pg, conn: conn, db: db, Now: db.now().UTC()}, nil
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -646,41 +640,61 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 	return &Tx{Queries: Queries{c: txConn{tx}, friendURL: db.friendURL}, tx: tx, conn: conn, db: db, Now: db.now().UTC()}, nil
 }
 
-// Commit commits the transaction.
+// Commit commits the transaction. Its jobs are inserted first; then the
+// statements left for the end (events and deliveries, the stored response,
+// the landlord's clock) and, on PostgreSQL, COMMIT itself go in one round
+// trip: the landlord's lock is held until the end, and each round trip
+// saved is time every other writer of the landlord waits less.
 func (tx *Tx) Commit() error {
 	defer tx.done()
 	ctx := context.Background()
-	if len(tx.jobs) > 0 {
-		if _, err := tx.db.queue.InsertManyTx(ctx, tx.tx, tx.jobs); err != nil {
-			tx.tx.Rollback()
-			return fmt.Errorf("store: commit: queue jobs: %w", err)
-		}
+	if err := tx.insertJobs(ctx); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("store: commit: queue jobs: %w", err)
 	}
 	last := append(tx.inserts(), tx.atCommit...)
 	if tx.claimed != "" && tx.lastEvent > ms(tx.Now) {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
 		last = append(last, stmt{sql: `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, args: []any{tx.claimed, tx.lastEvent}, what: "store: clock"})
 	}
-	if err := tx.execAll(ctx, last); err != nil {
-		tx.tx.Rollback()
+	var err error
+	if tx.pg != nil {
+		err = tx.pg.commit(ctx, last)
+	} else if err = tx.execAll(ctx, last); err == nil {
+		err = tx.tx.Commit()
+	}
+	if err != nil {
+		tx.Rollback()
 		if e, ok := rental.AsError(err); ok {
 			return e
 		}
 		return fmt.Errorf("store: commit: %w", err)
 	}
-	if err := tx.tx.Commit(); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
-	}
 	return nil
+}
+
+// insertJobs inserts the jobs the transaction queued, in it.
+func (tx *Tx) insertJobs(ctx context.Context) error {
+	if len(tx.jobs) == 0 {
+		return nil
+	}
+	if tx.pg != nil {
+		_, err := tx.db.pgQueue.InsertManyTx(ctx, pgxTx{tx.pg}, tx.jobs)
+		return err
+	}
+	_, err := tx.db.queue.InsertManyTx(ctx, tx.tx, tx.jobs)
+	return err
 }
 
 // Rollback abandons the transaction; after Commit it does nothing.
 func (tx *Tx) Rollback() error {
-	err := tx.tx.Rollback()
-	tx.done()
-	if errors.Is(err, sql.ErrTxDone) {
-		return nil
+	var err error
+	if tx.pg != nil {
+		err = tx.pg.rollback()
+	} else if err = tx.tx.Rollback(); errors.Is(err, sql.ErrTxDone) {
+		err = nil
 	}
+	tx.done()
 	return err
 }
 
@@ -713,8 +727,17 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 	return nil
 }
 
-// SQL is the transaction itself, for the job queue's InsertTx.
-func (tx *Tx) SQL() *sql.Tx { return tx.tx }
+// Exec runs a statement of the caller's own in the transaction: the bench
+// seeder's bulk inserts, a test's change that no store method makes.
+func (tx *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.c.ExecContext(ctx, query, args...)
+}
+
+// QueryRow runs a query of the caller's own in the transaction and returns
+// its first row.
+func (tx *Tx) QueryRow(ctx context.Context, query string, args ...any) interface{ Scan(...any) error } {
+	return tx.c.QueryRowContext(ctx, query, args...)
+}
 
 // InTx runs fn in a write transaction and commits if fn returns nil.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {

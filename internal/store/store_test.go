@@ -714,3 +714,94 @@ func TestCommitIsWhole(t *testing.T) {
 		}
 	})
 }
+
+// TestTransactionEndsClean: on a pool of one connection, every way a write
+// transaction ends (committed, rolled back before it sent anything or after
+// a failed statement, a commit that failed) leaves the connection ready for
+// the next transaction, with nothing of the failed ones in the database. On
+// PostgreSQL the transaction speaks pgx on the connection itself and sends
+// BEGIN and COMMIT with other statements, so this is its own bookkeeping.
+func TestTransactionEndsClean(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		db, err := store.Open(ctx, e.DSN, store.Options{MaxConns: 1, Wait: 2 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		f := storetest.NewFixture(t, db, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, db, rental.LandlordPro, rental.AllScopes)
+		create := func(tx *store.Tx, name string) error {
+			p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tx.CreateProperty(ctx, acct, p)
+			return err
+		}
+		// On PostgreSQL, the server process behind the one connection: the
+		// same at the end, or a failure left the connection unusable and
+		// the pool replaced it.
+		backend := func() (pid int64) {
+			if e.Name != "postgres" {
+				return 0
+			}
+			if err := db.InTx(ctx, func(tx *store.Tx) error { return tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid) }); err != nil {
+				t.Fatal(err)
+			}
+			return pid
+		}
+		first := backend()
+		errUndo := errors.New("undo")
+		// Rolled back before anything was sent.
+		if tx, err := db.Begin(ctx); err != nil {
+			t.Fatal(err)
+		} else if err := tx.Rollback(); err != nil {
+			t.Fatalf("rollback of an empty transaction: %v", err)
+		}
+		// Rolled back after its writes.
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := create(tx, "undone"); err != nil {
+				return err
+			}
+			return errUndo
+		}); !errors.Is(err, errUndo) {
+			t.Fatal(err)
+		}
+		// Rolled back after a statement failed (the transaction is aborted on PostgreSQL).
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			if err := create(tx, "failed"); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `INSERT INTO no_such_table VALUES (1)`)
+			return err
+		}); err == nil {
+			t.Fatal("a statement on a missing table succeeded")
+		}
+		// A commit that failed: a claim it no longer holds.
+		k := store.IdempotencyKey{ApplicationID: f.App.ID, AccountID: acct.ID, Key: "ends-clean"}
+		if err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, token, _, err := tx.ClaimIdempotency(ctx, k, "fp")
+			if err != nil {
+				return err
+			}
+			if err := create(tx, "lost"); err != nil {
+				return err
+			}
+			return tx.CompleteIdempotency(ctx, k, token+1, store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("x")})
+		}); err == nil {
+			t.Fatal("a commit with a lost claim succeeded")
+		}
+		// The one connection still works, and only the committed write is there.
+		if err := db.InTx(ctx, func(tx *store.Tx) error { return create(tx, "kept") }); err != nil {
+			t.Fatalf("the transaction after the failures: %v", err)
+		}
+		props, _, err := db.Read().ListProperties(ctx, acct, store.Page{Limit: 10})
+		if err != nil || len(props) != 1 || props[0].Name != "kept" {
+			t.Fatalf("properties: %+v %v", props, err)
+		}
+		if last := backend(); last != first {
+			t.Fatalf("the connection was replaced (server process %d, then %d): a transaction did not end cleanly", first, last)
+		}
+	})
+}
