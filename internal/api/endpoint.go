@@ -166,7 +166,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		if kc != nil {
 			c.q = s.db.ReadChecking(kc)
 		}
-		resp := s.run(c, h)
+		resp, _ := s.run(c, h)
 		if !held() {
 			return false
 		}
@@ -181,16 +181,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	return true
 }
 
-// run calls the handler and renders its result.
-func (s *Server) run(c *call, h handlerFunc) response {
+// run calls the handler and renders its result. A store error that means
+// the request must run again (store.ErrKeyChanged, store.ErrNotClaimed) is
+// returned instead, and nothing rendered.
+func (s *Server) run(c *call, h handlerFunc) (response, error) {
 	status, body, err := h(c)
-	if errors.Is(err, store.ErrKeyChanged) {
-		return response{} // never written: serve runs the request again
+	if errors.Is(err, store.ErrKeyChanged) || errors.Is(err, store.ErrNotClaimed) {
+		return response{}, err
 	}
 	if err != nil {
-		return s.renderError(c.ctx, err)
+		return s.renderError(c.ctx, err), nil
 	}
-	return renderJSON(status, body)
+	return renderJSON(status, body), nil
 }
 
 // serveWrite runs a write: all-or-nothing in one transaction, and with an
@@ -217,7 +219,21 @@ func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
 // its stored response instead), and the answer is stored before the
 // commit. A 4xx rolls the work back but is still kept; a 5xx keeps
 // nothing, not even the claim, so a retry runs the request again.
+//
+// The claim is first made ahead (store's ClaimIdempotencyAhead: no round
+// trip of its own), as if the key were free. When it was not, the request
+// runs again, claiming as usual, which says what to answer.
 func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
+	resp, err := s.transactOnce(c, h, idem, idem != nil)
+	if errors.Is(err, store.ErrNotClaimed) {
+		resp, _ = s.transactOnce(c, h, idem, false)
+	}
+	return resp
+}
+
+// transactOnce is one run of transact; with ahead, the claim is made
+// ahead, and store.ErrNotClaimed returned if the key was not free.
+func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead bool) (response, error) {
 	// A write for an account takes its landlord first, then the key's row,
 	// even one on the application's own resources (it may record an event
 	// of the landlord): one order for every write, no deadlock.
@@ -229,18 +245,26 @@ func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
 		tx, err = s.db.BeginClaimed(c.ctx, c.acct())
 	}
 	if err != nil {
-		return s.renderError(c.ctx, err)
+		return s.renderError(c.ctx, err), nil
 	}
 	defer tx.Rollback()
-	if idem != nil {
+	switch {
+	case ahead:
+		if idem.token, err = tx.ClaimIdempotencyAhead(c.ctx, idem.key, idem.fingerprint); err != nil {
+			return s.notClaimed(c, err)
+		}
+	case idem != nil:
 		if ok, answer := s.claim(c, tx, idem); !ok {
-			return answer
+			return answer, nil
 		}
 	}
 	c.tx, c.q = tx, &tx.Queries
-	resp := s.run(c, h)
+	resp, err := s.run(c, h)
+	if err != nil {
+		return s.notClaimed(c, err)
+	}
 	if !keepable(resp.status) || resp.status >= 400 && idem == nil {
-		return resp
+		return resp, nil
 	}
 	if resp.status >= 400 {
 		// The work is undone and the answer kept: in a new transaction
@@ -249,11 +273,11 @@ func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
 		// in between: then that one's answer counts).
 		tx.Rollback()
 		if tx, err = s.db.Begin(c.ctx); err != nil {
-			return s.renderError(c.ctx, err)
+			return s.renderError(c.ctx, err), nil
 		}
 		defer tx.Rollback()
 		if ok, answer := s.claim(c, tx, idem); !ok {
-			return answer
+			return answer, nil
 		}
 	}
 	if idem != nil {
@@ -264,9 +288,18 @@ func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
 		err = tx.Commit()
 	}
 	if err != nil {
-		return s.renderError(c.ctx, err)
+		return s.notClaimed(c, err)
 	}
-	return resp
+	return resp, nil
+}
+
+// notClaimed passes store.ErrNotClaimed on to transact, to run the request
+// again; any other error is rendered.
+func (s *Server) notClaimed(c *call, err error) (response, error) {
+	if errors.Is(err, store.ErrNotClaimed) {
+		return response{}, err
+	}
+	return s.renderError(c.ctx, err), nil
 }
 
 // readBody reads a write's body: at most maxBody bytes (413 beyond, checked

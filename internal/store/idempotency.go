@@ -61,9 +61,8 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprin
 	// Three looks: a row can go (purged, expired) between the insert that
 	// met it and the select, and come back from another request.
 	for range 3 {
-		res, err := tx.c.ExecContext(ctx, `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT DO NOTHING`,
-			k.ApplicationID, k.AccountID, k.Key, fingerprint, now, now+IdempotencyRetention.Milliseconds())
+		claim := claimStmt(k, fingerprint, now)
+		res, err := tx.c.ExecContext(ctx, claim.sql, claim.args...)
 		if err != nil {
 			return 0, 0, nil, fmt.Errorf("store: idempotency claim: %w", err)
 		}
@@ -111,6 +110,33 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprin
 		}
 	}
 	return InProgress, 0, nil, nil
+}
+
+// ErrNotClaimed is the error of a transaction whose ClaimIdempotencyAhead
+// found the key taken (used before, or in use): it must be rolled back,
+// and ClaimIdempotency in a new one says what to answer.
+var ErrNotClaimed = errors.New("store: the idempotency key was not free")
+
+// ClaimIdempotencyAhead claims k for a request with the given fingerprint
+// when the key is free, as it is for all but retries, without waiting for
+// the answer: on PostgreSQL the claim travels with the transaction's next
+// statement (see later), and if the key was not free that statement, or
+// Commit, fails with ErrNotClaimed. It returns the token CompleteIdempotency
+// presents.
+func (tx *Tx) ClaimIdempotencyAhead(ctx context.Context, k IdempotencyKey, fingerprint string) (int64, error) {
+	now := ms(tx.Now)
+	return now, tx.later(ctx, claimStmt(k, fingerprint, now))
+}
+
+// claimStmt inserts k's row, claimed at now, unless the key has one.
+func claimStmt(k IdempotencyKey, fingerprint string, now int64) stmt {
+	return stmt{
+		sql: `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT DO NOTHING`,
+		args: []any{k.ApplicationID, k.AccountID, k.Key, fingerprint, now, now + IdempotencyRetention.Milliseconds()},
+		what: "store: idempotency claim",
+		lost: ErrNotClaimed,
+	}
 }
 
 // CompleteIdempotency stores the response of a claimed request. Called inside

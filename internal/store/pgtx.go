@@ -200,12 +200,16 @@ func (s stmt) judge(n int64) error {
 	return nil
 }
 
-// failed names the statement in its error, or is its lost error when the
-// statement failed as mustChangeOne makes it fail.
+// failed names the statement in its error; or it is the statement's lost
+// error when it failed as mustChangeOne makes it fail, its taken error when
+// it failed on a unique constraint.
 func (s stmt) failed(err error) error {
 	var pg *pgconn.PgError
-	if s.lost != nil && errors.As(err, &pg) && pg.Code == "22012" {
+	switch {
+	case s.lost != nil && errors.As(err, &pg) && pg.Code == "22012":
 		return s.lost
+	case s.taken != nil && isUniqueViolation(err):
+		return s.taken
 	}
 	return fmt.Errorf("%s: %w", s.what, err)
 }

@@ -585,6 +585,21 @@ type stmt struct {
 	// lost, if set, is the transaction's error unless the statement
 	// changed exactly one row.
 	lost error
+	// taken, if set, is the error when the statement fails on a unique
+	// constraint.
+	taken error
+}
+
+// later runs a statement whose answer the transaction needs only if it
+// fails: on PostgreSQL it travels with the transaction's next statement
+// (or COMMIT), a round trip saved, and its error is that statement's.
+// Whatever the transaction reads after it sees its change.
+func (tx *Tx) later(ctx context.Context, s stmt) error {
+	if tx.pg != nil {
+		tx.pg.queued = append(tx.pg.queued, s)
+		return nil
+	}
+	return tx.execAll(ctx, []stmt{s})
 }
 
 // execAll runs the statements in order, the first error ending them. On
