@@ -178,13 +178,11 @@ func (s *Server) lookupKey(r *http.Request, now time.Time) (*store.KeyOwner, err
 	return owner, err
 }
 
-// keptKey returns, for a read, the key's kept lookup to run on and the
-// check that must confirm it before anything is answered (see
-// store.KeyCheck); nil, nil when there is none.
+// keptKey returns the key's kept lookup to run on and the check that must
+// confirm it before anything is answered (see store.KeyCheck): a read's
+// first statement carries it, a write's transaction its first round trip;
+// nil, nil when there is none.
 func (s *Server) keptKey(r *http.Request) (*store.KeyOwner, *store.KeyCheck) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		return nil, nil
-	}
 	fingerprint, hint, err := s.keyRef(r)
 	if err != nil {
 		return nil, nil

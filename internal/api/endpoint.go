@@ -32,6 +32,9 @@ type call struct {
 	// tx is the write transaction; nil for reads.
 	tx   *store.Tx
 	body []byte
+	// check confirms the key's kept lookup (see store.KeyCheck); nil
+	// when the request runs on a lookup made for it.
+	check *store.KeyCheck
 	// appLevel marks an operation on the application's own resources.
 	appLevel bool
 }
@@ -64,9 +67,10 @@ func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) 
 
 func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLevel bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body onceBody // a write's body, read once for both runs
 		if kept, kc := s.keptKey(r); kc != nil {
 			header := w.Header().Clone()
-			if s.serve(w, r, scope, query, h, appLevel, kept, kc) {
+			if s.serve(w, r, scope, query, h, appLevel, &body, kept, kc) {
 				return
 			}
 			// Nothing was written. Either the check could not run (no
@@ -83,8 +87,24 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 				return
 			}
 		}
-		s.serve(w, r, scope, query, h, appLevel, nil, nil)
+		s.serve(w, r, scope, query, h, appLevel, &body, nil, nil)
 	})
+}
+
+// onceBody is a request's body as read by its first run (see serve).
+type onceBody struct {
+	read bool
+	body []byte
+	err  error
+}
+
+// get reads the body with read the first time, and returns what that read.
+func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
+	if !b.read {
+		b.body, b.err = read()
+		b.read = true
+	}
+	return b.body, b.err
 }
 
 // serve runs an API request through everything endpoint lists. With kc (a
@@ -92,14 +112,17 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 // once kc confirms that the kept lookup still holds; otherwise it writes
 // nothing and returns false. What the request did on its way (a
 // per-second limit's count, a key's last use) may then count twice.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, kept *store.KeyOwner, kc *store.KeyCheck) bool {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, once *onceBody, kept *store.KeyOwner, kc *store.KeyCheck) bool {
 	var cl *caller
 	noted := false
 	held := func() bool {
 		if kc == nil {
 			return true
 		}
-		if !kc.Confirm(r.Context()) {
+		// Not the request's context: a body that came too slowly ends it
+		// (net/http cancels it on the failed read), and its 408 is
+		// answered once the check says the key may have it.
+		if !kc.Confirm(context.WithoutCancel(r.Context())) {
 			return false
 		}
 		if !noted && cl != nil && cl.key.Key.UseToNote(s.now()) {
@@ -134,9 +157,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	var body []byte
 	var bodyErr error
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		body, bodyErr = s.readBody(w, r)
+		body, bodyErr = once.get(func() ([]byte, error) { return s.readBody(w, r) })
 		if StatusOf(bodyErr) == http.StatusRequestTimeout {
-			return fail(bodyErr) // the connection is done for: answer now
+			w.Header().Set("Connection", "close") // as readBody set it, for a second run too
+			return fail(bodyErr)                  // the connection is done for: answer now
 		}
 	}
 	release, err := s.gate.enter(r.Context(), cl.key.Developer.ID)
@@ -176,8 +200,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	if bodyErr != nil {
 		return fail(bodyErr)
 	}
-	c.body = body
-	s.serveWrite(w, c, h)
+	c.body, c.check = body, kc
+	resp := s.serveWrite(c, h)
+	if !held() {
+		return false
+	}
+	resp.write(w)
 	return true
 }
 
@@ -198,20 +226,18 @@ func (s *Server) run(c *call, h handlerFunc) (response, error) {
 // serveWrite runs a write: all-or-nothing in one transaction, and with an
 // Idempotency-Key, exactly once with the response stored in that same
 // transaction.
-func (s *Server) serveWrite(w http.ResponseWriter, c *call, h handlerFunc) {
+func (s *Server) serveWrite(c *call, h handlerFunc) response {
 	idem, err := idempotencyOf(c)
 	if err != nil {
-		s.writeError(w, c.r, err)
-		return
+		return s.renderError(c.ctx, err)
 	}
 	if idem != nil {
 		if err := s.running.start(idem); err != nil {
-			s.writeError(w, c.r, err)
-			return
+			return s.renderError(c.ctx, err)
 		}
 		defer s.running.end(idem)
 	}
-	s.transact(c, h, idem).write(w)
+	return s.transact(c, h, idem)
 }
 
 // transact runs the handler in a transaction. With an Idempotency-Key the
@@ -237,12 +263,9 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 	// A write for an account takes its landlord first, then the key's row,
 	// even one on the application's own resources (it may record an event
 	// of the landlord): one order for every write, no deadlock.
-	var tx *store.Tx
-	var err error
-	if c.acct() == nil {
-		tx, err = s.db.Begin(c.ctx)
-	} else {
-		tx, err = s.db.BeginClaimed(c.ctx, c.acct())
+	tx, err := s.db.BeginChecked(c.ctx, c.acct(), c.check)
+	if errors.Is(err, store.ErrKeyChanged) {
+		return response{}, err // never written: serve runs the request again
 	}
 	if err != nil {
 		return s.renderError(c.ctx, err), nil

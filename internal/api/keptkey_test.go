@@ -135,3 +135,66 @@ func TestKeptLookupEarlyRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestKeptLookupWrites: a write runs on the key's kept lookup too (on
+// PostgreSQL the version read travels with its transaction's BEGIN and
+// claim), and after another process revokes the key the next write is
+// refused and writes nothing, with or without an Idempotency-Key, even one
+// whose key was used before.
+func TestKeptLookupWrites(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		one, two, f, acct := linkedOnTwoServers(t, e)
+		key := one.liveKey(f, acct.ID)
+		one.liveKey(f, "") // an unbound key, to revoke below
+		// revoke revokes the keys bound to account ("": the unbound one).
+		revoke := func(account string) {
+			t.Helper()
+			keys, err := e.DB.Read().APIKeys(ctx, f.App.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range keys {
+				if k.AccountID == account {
+					if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, k.ID) }); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		post := func(name string, headers ...string) *result {
+			t.Helper()
+			return two.do(req{key: key, method: "POST", path: "/v1/properties", body: map[string]any{"name": name, "electricity_rate": 800, "water_rate": 1800}, headers: headers})
+		}
+		if res := post("first", "Idempotency-Key: w1"); res.status != http.StatusCreated {
+			t.Fatalf("first: %d %s", res.status, res.body)
+		}
+		confirmed := two.e.DB.KeptConfirmed()
+		if res := post("second", "Idempotency-Key: w2"); res.status != http.StatusCreated {
+			t.Fatalf("second: %d %s", res.status, res.body)
+		}
+		if res := post("first", "Idempotency-Key: w1"); res.status != http.StatusCreated || res.header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %d %s", res.status, res.body)
+		}
+		if e.Name == "postgres" && two.e.DB.KeptConfirmed() < confirmed+2 {
+			t.Fatal("the kept lookup did not answer the writes")
+		}
+		// Another key's revocation moves the access version: the write
+		// finds its kept lookup out of date and runs again, on the body it
+		// was sent.
+		revoke("")
+		if res := post("third", "Idempotency-Key: w3"); res.status != http.StatusCreated || res.json()["data"].(map[string]any)["name"] != "third" {
+			t.Fatalf("after a change the lookup reads: %d %s", res.status, res.body)
+		}
+		revoke(acct.ID)
+		for _, h := range [][]string{{"Idempotency-Key: w4"}, nil, {"Idempotency-Key: w1"}} {
+			if res := post("after", h...); res.status != http.StatusUnauthorized || res.code() != "invalid_api_key" || res.header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("write %v with the revoked key: %d %s", h, res.status, res.body)
+			}
+		}
+		props, _, err := e.DB.Read().ListProperties(ctx, acct, store.Page{Limit: 10})
+		if err != nil || len(props) != 3 {
+			t.Fatalf("properties: %d %v", len(props), err)
+		}
+	})
+}

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"rentapi/internal/rental"
 )
 
 // KeyCheck saves a read on PostgreSQL the round trip of LookupKey's
@@ -61,6 +63,40 @@ func (kc *KeyCheck) record(version int64, err error) {
 	if kc.held {
 		kc.db.keys.confirmed.Add(1)
 	}
+}
+
+// BeginChecked begins a write of acct's landlord like BeginClaimed (or,
+// for no account, like Begin) and confirms kc, if any, first: on
+// PostgreSQL the version read travels in one batch with BEGIN and the
+// claim. When the kept lookup did not hold the transaction ends at once
+// with ErrKeyChanged: nothing was done, and the request runs again on a
+// lookup made now.
+func (db *DB) BeginChecked(ctx context.Context, acct *rental.Account, kc *KeyCheck) (*Tx, error) {
+	var tx *Tx
+	var err error
+	if acct == nil {
+		tx, err = db.Begin(ctx)
+	} else {
+		tx, err = db.beginClaimed(ctx, acct, kc)
+	}
+	if err == nil && kc != nil && !kc.Confirm(ctx) {
+		tx.Rollback()
+		return nil, ErrKeyChanged
+	}
+	return tx, err
+}
+
+// carry queues kc's version read in tx, for its next round trip.
+func (kc *KeyCheck) carry(tx *Tx) {
+	if kc == nil || kc.ran || tx.pg == nil {
+		return
+	}
+	tx.pg.queued = append(tx.pg.queued, stmt{sql: accessVersion, what: "store: access version", scan: func(r row) error {
+		var v int64
+		err := r.Scan(&v)
+		kc.record(v, err)
+		return err
+	}})
 }
 
 // KeptConfirmed counts the requests this process answered on a kept key

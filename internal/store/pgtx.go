@@ -59,13 +59,7 @@ func (c *pgConn) send(ctx context.Context, query string, args []any) (pgx.BatchR
 	c.queued = nil
 	br := c.pc.SendBatch(ctx, b)
 	for _, s := range queued {
-		tag, err := br.Exec()
-		if err == nil {
-			err = s.judge(tag.RowsAffected())
-		} else {
-			err = s.failed(err)
-		}
-		if err != nil {
+		if err := s.answer(br); err != nil {
 			br.Close()
 			return nil, err
 		}
@@ -137,12 +131,7 @@ func (c *pgConn) flush(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tag, err := br.Exec()
-	if err == nil {
-		err = last.judge(tag.RowsAffected())
-	} else {
-		err = last.failed(err)
-	}
+	err = last.answer(br)
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = last.failed(cerr)
 	}
@@ -190,6 +179,22 @@ func (c *pgConn) rollback() error {
 // the answer arrives only after COMMIT ran.
 func mustChangeOne(q string) string {
 	return `WITH changed AS (` + q + ` RETURNING 1) SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM changed`
+}
+
+// answer reads the statement's answer, its row or its count, from the
+// batch, and judges it.
+func (s stmt) answer(br pgx.BatchResults) error {
+	if s.scan != nil {
+		if err := s.scan(br.QueryRow()); err != nil {
+			return s.failed(err)
+		}
+		return nil
+	}
+	tag, err := br.Exec()
+	if err != nil {
+		return s.failed(err)
+	}
+	return s.judge(tag.RowsAffected())
 }
 
 // judge applies the statement's check to the count of rows it changed.

@@ -588,6 +588,8 @@ type stmt struct {
 	// taken, if set, is the error when the statement fails on a unique
 	// constraint.
 	taken error
+	// scan, if set, reads the statement's one row (a queued read).
+	scan func(row) error
 }
 
 // later runs a statement whose answer the transaction needs only if it

@@ -71,6 +71,12 @@ func (t *turns) leave(landlordID string, tn *turn) {
 // are done (see turns). Waiting for the turn and for a connection together
 // is bounded like Begin's wait: beyond it, the service is unavailable.
 func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, error) {
+	return db.beginClaimed(ctx, acct, nil)
+}
+
+// beginClaimed is BeginClaimed, with kc's version read, if any, sent
+// with the claim (see BeginChecked).
+func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyCheck) (*Tx, error) {
 	wait, cancel := context.WithTimeout(ctx, db.wait)
 	release, err := db.turns.take(wait, acct.LandlordID)
 	cancel()
@@ -92,6 +98,7 @@ func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, erro
 			tx.Rollback()
 		}
 	}()
+	kc.carry(tx)
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
