@@ -27,6 +27,17 @@ type pgConn struct {
 	// ended is set once the transaction committed or rolled back: the
 	// connection may already serve another request.
 	ended bool
+	// err is the first failure: PostgreSQL refuses every later statement
+	// of the transaction anyway, and a failed batch may have dropped BEGIN.
+	err error
+}
+
+// fail keeps err as the transaction's first failure, and returns it.
+func (c *pgConn) fail(err error) error {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return err
 }
 
 // beginPostgres starts a transaction on a connection of the write pool:
@@ -61,17 +72,20 @@ func (c *pgConn) send(ctx context.Context, query string, args []any) (pgx.BatchR
 	for _, s := range queued {
 		if err := s.answer(br); err != nil {
 			br.Close()
-			return nil, err
+			return nil, c.fail(err)
 		}
 	}
 	return br, nil
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
 	if len(c.queued) == 0 {
 		tag, err := c.pc.Exec(ctx, query, args...)
 		if err != nil {
-			return nil, err
+			return nil, c.fail(err)
 		}
 		return changed(tag.RowsAffected()), nil
 	}
@@ -84,16 +98,19 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args ...any) (sq
 		err = cerr
 	}
 	if err != nil {
-		return nil, err
+		return nil, c.fail(err)
 	}
 	return changed(tag.RowsAffected()), nil
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args ...any) (rowSet, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
 	if len(c.queued) == 0 {
 		rows, err := c.pc.Query(ctx, query, args...)
 		if err != nil {
-			return nil, err
+			return nil, c.fail(err)
 		}
 		return batchRows{Rows: rows}, nil
 	}
@@ -107,7 +124,7 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, args ...any) (r
 			rows.Close()
 		}
 		br.Close()
-		return nil, err
+		return nil, c.fail(err)
 	}
 	return batchRows{Rows: rows, br: br}, nil
 }
@@ -122,6 +139,9 @@ func (c *pgConn) QueryRowContext(ctx context.Context, query string, args ...any)
 
 // flush sends the queued statements, if any, in one round trip.
 func (c *pgConn) flush(ctx context.Context) error {
+	if c.err != nil {
+		return c.err
+	}
 	if len(c.queued) == 0 {
 		return nil
 	}
@@ -135,20 +155,24 @@ func (c *pgConn) flush(ctx context.Context) error {
 	if cerr := br.Close(); err == nil && cerr != nil {
 		err = last.failed(cerr)
 	}
-	return err
+	return c.fail(err)
 }
 
 // commit sends the queued statements, stmts and COMMIT in one round trip.
-// A statement with a check cannot be judged here before COMMIT runs, so it
-// is sent as one that fails in the database itself (see mustChangeOne).
+// A statement with a check, queued before or given here, cannot be judged
+// before COMMIT runs, so it is sent as one that fails in the database
+// itself (see mustChangeOne); and a COMMIT that PostgreSQL answers with
+// ROLLBACK (the transaction had failed) is a failure.
 func (c *pgConn) commit(ctx context.Context, stmts []stmt) error {
-	for _, s := range stmts {
-		if s.lost != nil {
+	all := append(c.queued, stmts...)
+	c.queued = nil
+	for _, s := range all {
+		if s.lost != nil && s.scan == nil {
 			s.sql = mustChangeOne(s.sql)
 		}
 		c.queued = append(c.queued, s)
 	}
-	c.queued = append(c.queued, stmt{sql: "COMMIT", what: "store: commit"})
+	c.queued = append(c.queued, stmt{sql: commitSQL, what: "store: commit"})
 	err := c.flush(ctx)
 	if c.pc.PgConn().TxStatus() == 'I' {
 		c.ended = true
@@ -194,8 +218,15 @@ func (s stmt) answer(br pgx.BatchResults) error {
 	if err != nil {
 		return s.failed(err)
 	}
+	if s.sql == commitSQL && tag.String() != commitSQL {
+		return errors.New("store: commit: the database rolled the transaction back")
+	}
 	return s.judge(tag.RowsAffected())
 }
+
+// commitSQL ends a transaction; PostgreSQL answers it with its own name
+// when the transaction committed.
+const commitSQL = "COMMIT"
 
 // judge applies the statement's check to the count of rows it changed.
 func (s stmt) judge(n int64) error {

@@ -166,9 +166,11 @@ func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in Readin
 	}
 	r.Water.Billing, r.Water.FlatAmount = prop.WaterBilling, prop.WaterFlatAmount
 	e, w := r.Electricity, r.Water
-	// Sent with the event's statements: the landlord's lock, held since
-	// the month was looked at above, leaves no other reading of the month
-	// to meet but one a writer ignoring the lock made.
+	// Sent with the next statement, the event's look for its endpoints,
+	// whose error its failure is (at Commit, it would come after the
+	// answer was made): the landlord's lock, held since the month was
+	// looked at above, leaves no other reading of the month to meet but
+	// one a writer ignoring the lock made.
 	err = tx.later(ctx, stmt{sql: `INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month,
 			e_previous, e_current, e_rollover, e_rate, w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`,

@@ -778,6 +778,19 @@ func TestTransactionEndsClean(t *testing.T) {
 		}); err == nil {
 			t.Fatal("a statement on a missing table succeeded")
 		}
+		// On PostgreSQL a failed statement fails the whole transaction,
+		// even when its error was ignored: the commit says so.
+		if e.Name == "postgres" {
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				if err := create(tx, "ignored"); err != nil {
+					return err
+				}
+				tx.Exec(ctx, `SELECT 1 / 0`)
+				return nil
+			}); err == nil {
+				t.Fatal("a commit after a failed statement succeeded")
+			}
+		}
 		// A commit that failed: a claim it no longer holds.
 		k := store.IdempotencyKey{ApplicationID: f.App.ID, AccountID: acct.ID, Key: "ends-clean"}
 		if err := db.InTx(ctx, func(tx *store.Tx) error {
