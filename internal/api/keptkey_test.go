@@ -20,6 +20,24 @@ func linkedOnTwoServers(t *testing.T, e storetest.Engine) (one, two *harness, f 
 	return one, two, f, f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
 }
 
+// revokeKeys revokes the application's keys that match, as another
+// process would.
+func revokeKeys(t *testing.T, e storetest.Engine, f storetest.Fixture, match func(rental.APIKey) bool) {
+	t.Helper()
+	ctx := t.Context()
+	keys, err := e.DB.Read().APIKeys(ctx, f.App.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if match(k) {
+			if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, k.ID) }); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // TestKeptLookupAcrossServers: a read served on the key's kept lookup (on
 // PostgreSQL, confirmed in the same round trip as its query) answers as a
 // fresh lookup would. After another process revokes the key or ends the
@@ -50,17 +68,7 @@ func TestKeptLookupAcrossServers(t *testing.T) {
 			t.Fatalf("after a create on the other server: %d %s", res.status, res.body)
 		}
 		get(other, "/v1/properties", "SERVICE-Account: "+acct.ID) // kept for the unbound key too
-		keys, err := e.DB.Read().APIKeys(ctx, f.App.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range keys {
-			if k.AccountID == acct.ID {
-				if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, k.ID) }); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
+		revokeKeys(t, e, f, func(k rental.APIKey) bool { return k.AccountID == acct.ID })
 		// A bad parameter fails before any query, on the kept lookup: the
 		// answer still waits for the check, and the key is refused.
 		for _, path := range []string{"/v1/properties?limit=abc", "/v1/properties", "/v1/properties"} {
@@ -92,7 +100,6 @@ func TestKeptLookupAcrossServers(t *testing.T) {
 // PostgreSQL the kept lookup is really what answers before the revocation.
 func TestKeptLookupEarlyRefusals(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
-		ctx := t.Context()
 		one, two, f, acct := linkedOnTwoServers(t, e)
 		for _, path := range []string{"/v1/properties?bogus=1", "/v1/properties/" + strings.Repeat("x", 80), "/v1/properties?limit=abc", "/v1/properties"} {
 			key := one.liveKey(f, acct.ID)
@@ -110,17 +117,7 @@ func TestKeptLookupEarlyRefusals(t *testing.T) {
 			if e.Name == "postgres" && two.e.DB.KeptConfirmed() == confirmed {
 				t.Fatal("the kept lookup did not answer")
 			}
-			keys, err := e.DB.Read().APIKeys(ctx, f.App.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range keys {
-				if k.RevokedAt == nil {
-					if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, k.ID) }); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			revokeKeys(t, e, f, func(k rental.APIKey) bool { return k.RevokedAt == nil })
 			for _, k := range []string{key, narrow} {
 				res := two.do(req{key: k, method: "GET", path: path})
 				if res.status != http.StatusUnauthorized || res.code() != "invalid_api_key" {
@@ -150,17 +147,7 @@ func TestKeptLookupWrites(t *testing.T) {
 		// revoke revokes the keys bound to account ("": the unbound one).
 		revoke := func(account string) {
 			t.Helper()
-			keys, err := e.DB.Read().APIKeys(ctx, f.App.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, k := range keys {
-				if k.AccountID == account {
-					if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAPIKey(ctx, k.ID) }); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
+			revokeKeys(t, e, f, func(k rental.APIKey) bool { return k.AccountID == account })
 		}
 		post := func(name string, headers ...string) *result {
 			t.Helper()
