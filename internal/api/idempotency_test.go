@@ -11,11 +11,14 @@ import (
 	"rentapi/internal/store/storetest"
 )
 
-// 50 concurrent identical POSTs with one key create exactly one property and
-// one property.created event; the others replay it or get 409.
+// 50 concurrent identical POSTs with one key, half to a second server over
+// the same database (another process, whose requests meet the key's row,
+// not this process's own list of keys in use), create exactly one property
+// and one property.created event; the others replay it or get 409.
 func TestIdempotentConcurrentCreates(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
+		two := secondServer(t, h)
 		f := h.fixture(rental.PlanEnterprise)
 		key := h.testKey(f)
 		var (
@@ -25,9 +28,13 @@ func TestIdempotentConcurrentCreates(t *testing.T) {
 			busy    int
 			wg      sync.WaitGroup
 		)
-		for range 50 {
+		for i := range 50 {
 			wg.Go(func() {
-				res, err := h.send(req{key: key, method: "POST", path: "/v1/properties", body: property("Once"), headers: []string{"Idempotency-Key: create-once"}})
+				server := h
+				if i%2 == 1 {
+					server = two
+				}
+				res, err := server.send(req{key: key, method: "POST", path: "/v1/properties", body: property("Once"), headers: []string{"Idempotency-Key: create-once"}})
 				if err != nil {
 					t.Error(err)
 					return
