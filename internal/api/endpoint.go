@@ -214,7 +214,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 // returned instead, and nothing rendered.
 func (s *Server) run(c *call, h handlerFunc) (response, error) {
 	status, body, err := h(c)
-	if errors.Is(err, store.ErrKeyChanged) || errors.Is(err, store.ErrNotClaimed) {
+	if runAgain(err) != nil {
 		return response{}, err
 	}
 	if err != nil {
@@ -246,45 +246,54 @@ func (s *Server) serveWrite(c *call, h handlerFunc) response {
 // commit. A 4xx rolls the work back but is still kept; a 5xx keeps
 // nothing, not even the claim, so a retry runs the request again.
 //
-// The claim is first made ahead (store's ClaimIdempotencyAhead: no round
-// trip of its own), as if the key were free. When it was not, the request
-// runs again, claiming as usual, which says what to answer.
+// The claims are first made ahead, as if nothing stood in their way
+// (store's BeginAhead and ClaimIdempotencyAhead: no round trip of their
+// own, and the landlord's lock held through one round trip less). When
+// one did not hold (the key was taken, another process ticked the
+// landlord's clock), the request runs again, claiming as usual, which
+// says what to answer.
 func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
-	resp, err := s.transactOnce(c, h, idem, idem != nil)
+	resp, err := s.transactOnce(c, h, idem, true)
 	if errors.Is(err, store.ErrNotClaimed) {
 		resp, _ = s.transactOnce(c, h, idem, false)
 	}
 	return resp
 }
 
-// transactOnce is one run of transact; with ahead, the claim is made
-// ahead, and store.ErrNotClaimed returned if the key was not free.
+// transactOnce is one run of transact; with ahead, the claims are made
+// ahead. An error is returned, and nothing rendered, when the request
+// must run again (see again).
 func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead bool) (response, error) {
 	// A write for an account takes its landlord first, then the key's row,
 	// even one on the application's own resources (it may record an event
 	// of the landlord): one order for every write, no deadlock.
-	tx, err := s.db.BeginChecked(c.ctx, c.acct(), c.check)
-	if errors.Is(err, store.ErrKeyChanged) {
-		return response{}, err // never written: serve runs the request again
+	begin := s.db.BeginChecked
+	if ahead {
+		begin = s.db.BeginAhead
 	}
+	tx, err := begin(c.ctx, c.acct(), c.check)
 	if err != nil {
-		return s.renderError(c.ctx, err), nil
+		return s.again(c, err)
 	}
 	defer tx.Rollback()
-	switch {
-	case ahead:
+	if ahead && idem != nil {
 		if idem.token, err = tx.ClaimIdempotencyAhead(c.ctx, idem.key, idem.fingerprint); err != nil {
-			return s.notClaimed(c, err)
+			return s.again(c, err)
 		}
-	case idem != nil:
+	} else if idem != nil {
 		if ok, answer := s.claim(c, tx, idem); !ok {
 			return answer, nil
 		}
 	}
 	c.tx, c.q = tx, &tx.Queries
 	resp, err := s.run(c, h)
+	if err == nil {
+		// A handler that made light of a failed statement still answered
+		// on a transaction that did nothing.
+		err = runAgain(tx.Err())
+	}
 	if err != nil {
-		return s.notClaimed(c, err)
+		return s.again(c, err)
 	}
 	if !keepable(resp.status) || resp.status >= 400 && idem == nil {
 		return resp, nil
@@ -311,18 +320,28 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 		err = tx.Commit()
 	}
 	if err != nil {
-		return s.notClaimed(c, err)
+		return s.again(c, err)
 	}
 	return resp, nil
 }
 
-// notClaimed passes store.ErrNotClaimed on to transact, to run the request
-// again; any other error is rendered.
-func (s *Server) notClaimed(c *call, err error) (response, error) {
-	if errors.Is(err, store.ErrNotClaimed) {
+// again passes on the errors that mean the request must run again and
+// answers nothing: store.ErrNotClaimed (transact runs it again) and
+// store.ErrKeyChanged (serve does, on a lookup made now). Any other error
+// is rendered.
+func (s *Server) again(c *call, err error) (response, error) {
+	if err := runAgain(err); err != nil {
 		return response{}, err
 	}
 	return s.renderError(c.ctx, err), nil
+}
+
+// runAgain is err if it means the request must run again, else nil.
+func runAgain(err error) error {
+	if errors.Is(err, store.ErrKeyChanged) || errors.Is(err, store.ErrNotClaimed) {
+		return err
+	}
+	return nil
 }
 
 // readBody reads a write's body: at most maxBody bytes (413 beyond, checked

@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
@@ -182,6 +184,55 @@ func TestKeptLookupWrites(t *testing.T) {
 		props, _, err := e.DB.Read().ListProperties(ctx, acct, store.Page{Limit: 10})
 		if err != nil || len(props) != 3 {
 			t.Fatalf("properties: %d %v", len(props), err)
+		}
+	})
+}
+
+// TestClaimAheadLost: a write first claims its landlord ahead, predicting
+// the clock's tick from what this process last committed. When another
+// process ran the clock past that (here, a minute ahead of the wall
+// clock), the write runs again with the usual claim: one 201, its
+// resource created after the moved clock, and a retry with its key
+// replays that answer.
+func TestClaimAheadLost(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		one, two, f, acct := linkedOnTwoServers(t, e)
+		key := one.liveKey(f, acct.ID)
+		create := func(h *harness, name string) *result {
+			t.Helper()
+			res := h.do(req{key: key, method: "POST", path: "/v1/properties", body: map[string]any{"name": name, "electricity_rate": 800, "water_rate": 1800},
+				headers: []string{"Idempotency-Key: " + name}})
+			if res.status != http.StatusCreated {
+				t.Fatalf("create %s: %d %s", name, res.status, res.body)
+			}
+			return res
+		}
+		create(one, "first")
+		var moved int64
+		if err := e.DB.WritePool().QueryRowContext(ctx, `UPDATE landlords SET clock = clock + 60000 WHERE id = $1 RETURNING clock`, acct.LandlordID).Scan(&moved); err != nil {
+			t.Fatal(err)
+		}
+		for i, h := range []*harness{one, two, one} {
+			name := fmt.Sprintf("after-%d", i)
+			res := create(h, name)
+			created, err := time.Parse(rental.TimeLayout, res.data()["created_at"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if created.Unix() < moved/1000 {
+				t.Fatalf("%s created at %v, before the clock %v", name, created, time.UnixMilli(moved).UTC())
+			}
+			if again := create(h, name); again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(res.body) {
+				t.Fatalf("retry of %s: %s %s", name, again.header.Get("Idempotent-Replayed"), again.body)
+			}
+		}
+		var n int
+		if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT count(*) FROM properties WHERE landlord_id = $1`, acct.LandlordID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 4 {
+			t.Fatalf("%d properties, want 4", n)
 		}
 	})
 }

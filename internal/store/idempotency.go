@@ -112,10 +112,13 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprin
 	return InProgress, 0, nil, nil
 }
 
-// ErrNotClaimed is the error of a transaction whose ClaimIdempotencyAhead
-// found the key taken (used before, or in use): it must be rolled back,
-// and ClaimIdempotency in a new one says what to answer.
-var ErrNotClaimed = errors.New("store: the idempotency key was not free")
+// ErrNotClaimed is the error of a transaction whose claim made ahead did
+// not hold: its ClaimIdempotencyAhead found the key taken (used before, or
+// in use), or its landlord's claim ahead (BeginAhead) found the clock
+// moved on by another process. It must be rolled back, and the request
+// run again with the claims made as usual (BeginChecked, and
+// ClaimIdempotency to say what to answer).
+var ErrNotClaimed = errors.New("store: a claim made ahead did not hold")
 
 // ClaimIdempotencyAhead claims k for a request with the given fingerprint
 // when the key is free, as it is for all but retries, without waiting for

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"regexp"
 	"strings"
@@ -243,6 +244,88 @@ func TestEveryLookedUpColumnCounts(t *testing.T) {
 		other.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
 		if version() <= before {
 			t.Error("a new account was not counted")
+		}
+	})
+}
+
+// TestBeginAheadKeyCheck: a write begun with BeginAhead on a kept key
+// lookup sends the version read with its first statement (or its commit)
+// as a check the database makes. When the lookup held, the write commits
+// and the check says so; when another change moved the version, that
+// statement or the commit fails with ErrKeyChanged, and nothing after the
+// check ran: no write, not even the landlord's claim.
+func TestBeginAheadKeyCheck(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		sec := storetest.Secret(t)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		fp := sec.Fingerprint(f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID}))
+		kept := func() *store.KeyCheck {
+			t.Helper()
+			if _, err := e.DB.LookupKey(ctx, fp, "", e.Clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			_, kc := e.DB.KeptKey(fp, "", e.Clock.Now())
+			return kc
+		}
+		kc := kept()
+		if e.DB.Engine() != store.Postgres {
+			if kc != nil {
+				t.Fatal("a kept lookup to check on SQLite, where reading the version costs no round trip")
+			}
+			return
+		}
+		query := func(q string) (n int64) {
+			t.Helper()
+			if err := e.DB.WritePool().QueryRowContext(ctx, q, acct.LandlordID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		write := func(kc *store.KeyCheck, name string, commitOnly bool) error {
+			tx, err := e.DB.BeginAhead(ctx, acct, kc)
+			if err != nil {
+				return err
+			}
+			defer tx.Rollback()
+			if !commitOnly {
+				p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tx.CreateProperty(ctx, acct, p); err != nil {
+					return err
+				}
+			}
+			return tx.Commit()
+		}
+		confirmed := e.DB.KeptConfirmed()
+		if err := write(kc, "held", false); err != nil {
+			t.Fatal(err)
+		}
+		if !kc.Confirm(ctx) || e.DB.KeptConfirmed() != confirmed+1 {
+			t.Fatalf("the check of a write whose lookup held: held %v, confirmed %d -> %d", kc.Confirm(ctx), confirmed, e.DB.KeptConfirmed())
+		}
+		for _, commitOnly := range []bool{false, true} {
+			kc := kept()
+			// Another process renames the landlord: the version moves.
+			if _, err := e.DB.WritePool().ExecContext(ctx, `UPDATE landlords SET name = name || '.' WHERE id = $1`, acct.LandlordID); err != nil {
+				t.Fatal(err)
+			}
+			clock := query(`SELECT clock FROM landlords WHERE id = $1`)
+			if err := write(kc, "moved", commitOnly); !errors.Is(err, store.ErrKeyChanged) {
+				t.Fatalf("a write on a lookup that did not hold (commit only %v): %v", commitOnly, err)
+			}
+			if kc.Confirm(ctx) || kc.Err() != nil {
+				t.Fatalf("the check says held %v, err %v", kc.Confirm(ctx), kc.Err())
+			}
+			if c := query(`SELECT clock FROM landlords WHERE id = $1`); c != clock {
+				t.Fatalf("clock %d -> %d: the claim ran after a check that failed", clock, c)
+			}
+		}
+		if n := query(`SELECT count(*) FROM properties WHERE landlord_id = $1 AND name = 'moved'`); n != 0 {
+			t.Fatalf("%d properties written on a lookup that did not hold", n)
 		}
 	})
 }

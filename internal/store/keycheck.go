@@ -77,7 +77,7 @@ func (db *DB) BeginChecked(ctx context.Context, acct *rental.Account, kc *KeyChe
 	if acct == nil {
 		tx, err = db.Begin(ctx)
 	} else {
-		tx, err = db.beginClaimed(ctx, acct, kc)
+		tx, err = db.beginClaimed(ctx, acct, kc, false)
 	}
 	if err == nil && kc != nil && !kc.Confirm(ctx) {
 		tx.Rollback()
@@ -86,14 +86,42 @@ func (db *DB) BeginChecked(ctx context.Context, acct *rental.Account, kc *KeyChe
 	return tx, err
 }
 
-// carry queues kc's version read in tx, for its next round trip.
+// BeginAhead is BeginChecked that sends nothing yet: on PostgreSQL, BEGIN,
+// kc's version read and the landlord's claim, made ahead (see claimAhead),
+// travel with the transaction's first statement. That statement (or
+// Commit, if there is none) fails with ErrKeyChanged if the kept lookup
+// did not hold, and with ErrNotClaimed if the claim ahead lost; either
+// way the transaction has done nothing, and the request runs again: on a
+// lookup made now, or with BeginChecked. On SQLite it is BeginChecked.
+func (db *DB) BeginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck) (*Tx, error) {
+	if db.engine != Postgres {
+		return db.BeginChecked(ctx, acct, kc)
+	}
+	if acct != nil {
+		return db.beginClaimed(ctx, acct, kc, true)
+	}
+	tx, err := db.Begin(ctx)
+	if err == nil {
+		kc.carry(tx)
+	}
+	return tx, err
+}
+
+// carry queues kc's version read in tx, for its next round trip. The read
+// is a check the database makes (a division by zero unless the version is
+// still kc's), so that it holds even when it travels with COMMIT, and a
+// batch stops at it: nothing after it runs on a lookup that did not hold.
 func (kc *KeyCheck) carry(tx *Tx) {
 	if kc == nil || kc.ran || tx.pg == nil {
 		return
 	}
-	tx.pg.queued = append(tx.pg.queued, stmt{sql: accessVersion, what: "store: access version", scan: func(r row) error {
+	tx.pg.queued = append(tx.pg.queued, stmt{sql: accessVersionIs, args: []any{kc.version}, what: "store: access version", scan: func(r row) error {
 		var v int64
 		err := r.Scan(&v)
+		if isDivisionByZero(err) {
+			kc.ran, kc.held = true, false
+			return ErrKeyChanged
+		}
 		kc.record(v, err)
 		return err
 	}})
@@ -105,6 +133,10 @@ func (db *DB) KeptConfirmed() int64 { return db.keys.confirmed.Load() }
 
 // accessVersion reads the access version (see LookupKey).
 const accessVersion = `SELECT version FROM access_version`
+
+// accessVersionIs reads the access version if it is $1, and fails with a
+// division by zero if it is not.
+const accessVersionIs = `SELECT version / (CASE WHEN version = $1 THEN 1 ELSE 0 END) FROM access_version`
 
 // ErrKeyChanged is what a statement of ReadChecking's Queries returns when
 // the key's kept lookup did not hold: the request must run again as usual.

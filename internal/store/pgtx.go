@@ -240,14 +240,21 @@ func (s stmt) judge(n int64) error {
 // error when it failed as mustChangeOne makes it fail, its taken error when
 // it failed on a unique constraint.
 func (s stmt) failed(err error) error {
-	var pg *pgconn.PgError
 	switch {
-	case s.lost != nil && errors.As(err, &pg) && pg.Code == "22012":
+	case s.lost != nil && isDivisionByZero(err):
 		return s.lost
 	case s.taken != nil && isUniqueViolation(err):
 		return s.taken
 	}
 	return fmt.Errorf("%s: %w", s.what, err)
+}
+
+// isDivisionByZero reports whether err is PostgreSQL's division by zero
+// (SQLSTATE 22012): the failure of a check made in the database (see
+// mustChangeOne).
+func isDivisionByZero(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "22012"
 }
 
 // changed is an Exec's sql.Result: the count of rows changed.

@@ -672,7 +672,7 @@ func (tx *Tx) Commit() error {
 	last := append(tx.inserts(), tx.atCommit...)
 	if tx.claimed != "" && tx.lastEvent > ms(tx.Now) {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
-		last = append(last, stmt{sql: `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`, args: []any{tx.claimed, tx.lastEvent}, what: "store: clock"})
+		last = append(last, stmt{sql: setClock, args: []any{tx.claimed, tx.lastEvent}, what: "store: clock"})
 	}
 	var err error
 	if tx.pg != nil {
@@ -686,6 +686,9 @@ func (tx *Tx) Commit() error {
 			return e
 		}
 		return fmt.Errorf("store: commit: %w", err)
+	}
+	if tx.claimed != "" {
+		tx.db.turns.committed(tx.claimed, max(ms(tx.Now), tx.lastEvent))
 	}
 	return nil
 }
@@ -741,6 +744,33 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 		return fmt.Errorf("store: claim landlord: %w", err)
 	}
 	tx.claimed, tx.Now, tx.lastEvent = acct.LandlordID, time.UnixMilli(clock).UTC(), clock-1
+	return nil
+}
+
+// claimAhead is Claim queued for the transaction's next round trip (on
+// PostgreSQL), with the tick it predicts: the one after last, the clock
+// as this process's last writer of the landlord committed it, or now if
+// that is later. The claim takes the tick only if the clock is still
+// below it, and then the tick is the very one Claim would have taken
+// (the clock is where last left it, or below now). If another process
+// ticked the clock past it, the claim changes nothing and the transaction
+// fails with ErrNotClaimed: what its statements wrote with Now is undone.
+func (tx *Tx) claimAhead(landlordID string, last int64) {
+	clock := max(last+1, ms(tx.Now))
+	tx.pg.queued = append(tx.pg.queued, stmt{sql: setClock, args: []any{landlordID, clock}, what: "store: claim landlord", lost: ErrNotClaimed})
+	tx.claimed, tx.Now, tx.lastEvent = landlordID, time.UnixMilli(clock).UTC(), clock-1
+}
+
+// setClock moves a landlord's clock on to $2, if it is below.
+const setClock = `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`
+
+// Err is the transaction's first failure on PostgreSQL, which every later
+// statement, and Commit, return too; nil while there is none, and on
+// SQLite.
+func (tx *Tx) Err() error {
+	if tx.pg != nil {
+		return tx.pg.err
+	}
 	return nil
 }
 

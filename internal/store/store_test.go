@@ -818,3 +818,89 @@ func TestTransactionEndsClean(t *testing.T) {
 		}
 	})
 }
+
+// TestBeginAhead: a write begun with BeginAhead sends nothing until its
+// first statement, and its landlord's claim then predicts the clock's next
+// tick from this process's last commit. When the prediction holds, the
+// tick is the very one a claim as usual takes, even with the clock ahead
+// of the wall clock; when another process moved the clock past it, the
+// first statement (or the commit) fails with ErrNotClaimed and nothing is
+// written. On SQLite BeginAhead is BeginChecked.
+func TestBeginAhead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		pg := e.DB.Engine() == store.Postgres
+		clock := func() (c int64) {
+			t.Helper()
+			if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT clock FROM landlords WHERE id = $1`, acct.LandlordID).Scan(&c); err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		// write creates a property in a transaction begun with begin,
+		// committed unless commitOnly (then nothing but the commit is
+		// sent); it returns the transaction's time.
+		write := func(begin func(context.Context, *rental.Account, *store.KeyCheck) (*store.Tx, error), name string, commitOnly bool) (time.Time, error) {
+			tx, err := begin(ctx, acct, nil)
+			if err != nil {
+				return time.Time{}, err
+			}
+			defer tx.Rollback()
+			if !commitOnly {
+				p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := tx.CreateProperty(ctx, acct, p); err != nil {
+					return tx.Now, err
+				}
+			}
+			return tx.Now, tx.Commit()
+		}
+		first, err := write(e.DB.BeginAhead, "first", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := clock(); c != first.UnixMilli() {
+			t.Fatalf("clock %d after a write at %d", c, first.UnixMilli())
+		}
+		// Another process runs the clock a minute ahead (as a burst of
+		// events does): this process's prediction is behind it.
+		if _, err := e.DB.WritePool().ExecContext(ctx, `UPDATE landlords SET clock = clock + 60000 WHERE id = $1`, acct.LandlordID); err != nil {
+			t.Fatal(err)
+		}
+		moved := clock()
+		for _, commitOnly := range []bool{false, true} {
+			_, err := write(e.DB.BeginAhead, "lost", commitOnly)
+			switch {
+			case pg && !errors.Is(err, store.ErrNotClaimed):
+				t.Fatalf("claim ahead of a moved clock (commit only %v): %v", commitOnly, err)
+			case !pg && err != nil:
+				t.Fatal(err)
+			case pg && clock() != moved:
+				t.Fatalf("clock %d after a claim that did not hold, was %d", clock(), moved)
+			}
+		}
+		var lost int
+		if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT count(*) FROM properties WHERE name = 'lost'`).Scan(&lost); err != nil {
+			t.Fatal(err)
+		}
+		if pg && lost != 0 {
+			t.Fatalf("%d properties written by a claim that did not hold", lost)
+		}
+		// A claim as usual takes the next tick; after it, so does a claim
+		// ahead, the wall clock a minute behind.
+		base := clock()
+		for i, begin := range []func(context.Context, *rental.Account, *store.KeyCheck) (*store.Tx, error){e.DB.BeginChecked, e.DB.BeginAhead} {
+			now, err := write(begin, "after", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := base + int64(i) + 1; now.UnixMilli() != want || clock() != want {
+				t.Fatalf("write %d: time %d, clock %d; want %d", i, now.UnixMilli(), clock(), want)
+			}
+		}
+	})
+}

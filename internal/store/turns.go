@@ -19,6 +19,31 @@ import (
 type turns struct {
 	mu sync.Mutex
 	m  map[string]*turn
+	// clocks are landlords' clocks as this process's writers last
+	// committed them, for the claims made ahead (see Tx.claimAhead); at
+	// maxClocks landlords they are all forgotten at once.
+	clocks map[string]int64
+}
+
+// maxClocks bounds turns.clocks.
+const maxClocks = 10_000
+
+// clock is the landlord's clock as this process last committed it (0 if
+// it does not know).
+func (t *turns) clock(landlordID string) int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.clocks[landlordID]
+}
+
+// committed notes a landlord's clock as a transaction committed it.
+func (t *turns) committed(landlordID string, clock int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.clocks == nil || len(t.clocks) >= maxClocks {
+		t.clocks = map[string]int64{}
+	}
+	t.clocks[landlordID] = max(t.clocks[landlordID], clock)
 }
 
 // turn is one landlord's queue: a token passed from writer to writer (a
@@ -71,12 +96,13 @@ func (t *turns) leave(landlordID string, tn *turn) {
 // are done (see turns). Waiting for the turn and for a connection together
 // is bounded like Begin's wait: beyond it, the service is unavailable.
 func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, error) {
-	return db.beginClaimed(ctx, acct, nil)
+	return db.beginClaimed(ctx, acct, nil, false)
 }
 
 // beginClaimed is BeginClaimed, with kc's version read, if any, sent
-// with the claim (see BeginChecked).
-func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyCheck) (*Tx, error) {
+// with the claim (see BeginChecked); with ahead, on PostgreSQL, both are
+// only queued, and the claim is made ahead (see BeginAhead).
+func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyCheck, ahead bool) (*Tx, error) {
 	wait, cancel := context.WithTimeout(ctx, db.wait)
 	release, err := db.turns.take(wait, acct.LandlordID)
 	cancel()
@@ -99,7 +125,9 @@ func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyChe
 		}
 	}()
 	kc.carry(tx)
-	if err := tx.Claim(ctx, acct); err != nil {
+	if ahead && tx.pg != nil {
+		tx.claimAhead(acct.LandlordID, db.turns.clock(acct.LandlordID))
+	} else if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
 	claimed = true
