@@ -195,6 +195,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 			return false
 		}
 		resp.write(w)
+		resp.release()
 		return true
 	}
 	if bodyErr != nil {
@@ -206,6 +207,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		return false
 	}
 	resp.write(w)
+	resp.release()
 	return true
 }
 
@@ -220,7 +222,7 @@ func (s *Server) run(c *call, h handlerFunc) (response, error) {
 	if err != nil {
 		return s.renderError(c.ctx, err), nil
 	}
-	return renderJSON(status, body), nil
+	return renderInto(&s.bodies, status, body), nil
 }
 
 // serveWrite runs a write: all-or-nothing in one transaction, and with an

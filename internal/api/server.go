@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"rentapi/internal/bucket"
@@ -108,6 +109,9 @@ type Server struct {
 	lineSecret string
 	// running is the Idempotency-Keys of writes under way here.
 	running running
+	// bodies are the buffers handlers' answers are rendered into (see
+	// renderInto).
+	bodies sync.Pool
 }
 
 // NewServer builds the API server.
@@ -118,6 +122,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}
+	s.bodies.New = func() any { return &bodyBuffer{pool: &s.bodies} }
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
