@@ -12,8 +12,8 @@ import (
 const billColumns = `id, room_id, property_id, tenant_id, reading_id, month, status, rent, e_usage, e_rate, e_amount,
 	w_usage, w_rate, w_amount, w_billing, occupants, total, amount_paid, due_date, issued_at, paid_at, overdue_at, created_at, updated_at`
 
-func scanBill(sc interface{ Scan(...any) error }) (rental.Bill, error) {
-	b := rental.Bill{Object: "bill", Currency: rental.Currency}
+func scanBill(sc interface{ Scan(...any) error }, b *rental.Bill) error {
+	*b = rental.Bill{Object: "bill", Currency: rental.Currency}
 	var tenant sql.NullString
 	var issued, paid, overdue sql.NullInt64
 	var created, updated int64
@@ -25,7 +25,7 @@ func scanBill(sc interface{ Scan(...any) error }) (rental.Bill, error) {
 	}
 	b.IssuedAt, b.PaidAt, b.OverdueAt = optTime(issued), optTime(paid), optTime(overdue)
 	b.CreatedAt, b.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return b, err
+	return err
 }
 
 // GetBill returns a bill of the account's landlord.

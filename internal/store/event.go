@@ -161,13 +161,13 @@ type StoredEvent struct {
 
 const eventColumns = `id, type, mode, data, created_at`
 
-func scanEvent(sc interface{ Scan(...any) error }) (StoredEvent, error) {
-	var e StoredEvent
+func scanEvent(sc interface{ Scan(...any) error }, e *StoredEvent) error {
+	*e = StoredEvent{}
 	var mode, data string
 	var created int64
 	err := sc.Scan(&e.ID, &e.Type, &mode, &data, &created)
 	e.Mode, e.Data, e.CreatedAt = rental.Mode(mode), json.RawMessage(data), rental.UnixMilli(created)
-	return e, err
+	return err
 }
 
 // EventFilter narrows an event list. Prefixes are the type prefixes the

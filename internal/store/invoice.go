@@ -215,22 +215,22 @@ type InvoiceFilter struct {
 const invoiceColumns = `id, number, developer_id, month, plan, lines, total, currency, status, buyer_name, buyer_email, buyer_company,
 	issued_at, due_at, paid_at, voided_at`
 
-func scanInvoice(sc interface{ Scan(...any) error }) (rental.Invoice, error) {
-	var inv rental.Invoice
+func scanInvoice(sc interface{ Scan(...any) error }, inv *rental.Invoice) error {
+	*inv = rental.Invoice{}
 	var plan, lines, status string
 	var issued, due int64
 	var paid, voided sql.NullInt64
 	err := sc.Scan(&inv.ID, &inv.Number, &inv.DeveloperID, &inv.Month, &plan, &lines, &inv.Total, &inv.Currency, &status,
 		&inv.Buyer.Name, &inv.Buyer.Email, &inv.Buyer.Company, &issued, &due, &paid, &voided)
 	if err != nil {
-		return inv, err
+		return err
 	}
 	inv.Plan, inv.Status = rental.DeveloperPlan(plan), rental.InvoiceStatus(status)
 	inv.IssuedAt, inv.DueAt, inv.PaidAt, inv.VoidedAt = rental.UnixMilli(issued), rental.UnixMilli(due), optTime(paid), optTime(voided)
 	if err := json.Unmarshal([]byte(lines), &inv.Lines); err != nil {
-		return inv, fmt.Errorf("invoice %s lines: %w", inv.Number, err)
+		return fmt.Errorf("invoice %s lines: %w", inv.Number, err)
 	}
-	return inv, nil
+	return nil
 }
 
 // Invoices lists invoices, the newest first.
@@ -256,8 +256,8 @@ func (q *Queries) Invoices(ctx context.Context, f InvoiceFilter) ([]rental.Invoi
 	defer rows.Close()
 	out := []rental.Invoice{}
 	for rows.Next() {
-		inv, err := scanInvoice(rows)
-		if err != nil {
+		var inv rental.Invoice
+		if err := scanInvoice(rows, &inv); err != nil {
 			return nil, fmt.Errorf("store: invoices: %w", err)
 		}
 		out = append(out, inv)
@@ -270,7 +270,8 @@ func (q *Queries) Invoices(ctx context.Context, f InvoiceFilter) ([]rental.Invoi
 
 // InvoiceByNumber returns one invoice; an unknown number is not found.
 func (q *Queries) InvoiceByNumber(ctx context.Context, number string) (*rental.Invoice, error) {
-	inv, err := scanInvoice(q.c.QueryRowContext(ctx, `SELECT `+invoiceColumns+` FROM invoices WHERE number = $1`, number))
+	var inv rental.Invoice
+	err := scanInvoice(q.c.QueryRowContext(ctx, `SELECT `+invoiceColumns+` FROM invoices WHERE number = $1`, number), &inv)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("invoice", number)
 	}

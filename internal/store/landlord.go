@@ -61,14 +61,14 @@ func (tx *Tx) ChangeLandlordPlan(ctx context.Context, landlordID string, plan re
 
 const connectionColumns = `a.id, a.application_id, app.name, app.company, a.scopes, a.updated_at`
 
-func scanConnection(sc interface{ Scan(...any) error }) (rental.Connection, error) {
-	var c rental.Connection
+func scanConnection(sc interface{ Scan(...any) error }, c *rental.Connection) error {
+	*c = rental.Connection{}
 	var scopes string
 	var approved int64
 	err := sc.Scan(&c.AccountID, &c.ApplicationID, &c.Application, &c.Company, &scopes, &approved)
 	c.Granted, _ = rental.ParseScopes(scopes)
 	c.ApprovedAt = rental.UnixMilli(approved)
-	return c, err
+	return err
 }
 
 // Connections lists the applications a landlord is connected to now (a
@@ -84,8 +84,8 @@ func (q *Queries) Connections(ctx context.Context, landlordID string) ([]rental.
 	defer rows.Close()
 	out := []rental.Connection{}
 	for rows.Next() {
-		c, err := scanConnection(rows)
-		if err != nil {
+		var c rental.Connection
+		if err := scanConnection(rows, &c); err != nil {
 			return nil, fmt.Errorf("store: connections: %w", err)
 		}
 		out = append(out, c)
@@ -100,8 +100,9 @@ func (q *Queries) Connections(ctx context.Context, landlordID string) ([]rental.
 // its account; another landlord's account, or a link already ended, is
 // not found.
 func (q *Queries) Connection(ctx context.Context, landlordID, accountID string) (*rental.Connection, error) {
-	c, err := scanConnection(q.c.QueryRowContext(ctx, `SELECT `+connectionColumns+` FROM accounts a JOIN applications app ON app.id = a.application_id
-		WHERE a.landlord_id = $1 AND a.id = $2 AND a.sandbox = FALSE AND a.revoked_at IS NULL`, landlordID, accountID))
+	var c rental.Connection
+	err := scanConnection(q.c.QueryRowContext(ctx, `SELECT `+connectionColumns+` FROM accounts a JOIN applications app ON app.id = a.application_id
+		WHERE a.landlord_id = $1 AND a.id = $2 AND a.sandbox = FALSE AND a.revoked_at IS NULL`, landlordID, accountID), &c)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("connection", accountID)
 	}

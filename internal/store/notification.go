@@ -32,8 +32,8 @@ func (SendArgs) InsertOpts() river.InsertOpts {
 
 const notificationColumns = `id, type, tenant_id, bill_id, text, status, attempts, failure_reason, sent_at, created_at, updated_at`
 
-func scanNotification(sc interface{ Scan(...any) error }) (rental.Notification, error) {
-	n := rental.Notification{Object: "notification", Channel: rental.ChannelLINE}
+func scanNotification(sc interface{ Scan(...any) error }, n *rental.Notification) error {
+	*n = rental.Notification{Object: "notification", Channel: rental.ChannelLINE}
 	var bill, text, reason sql.NullString
 	var sent sql.NullInt64
 	var created, updated int64
@@ -48,7 +48,7 @@ func scanNotification(sc interface{ Scan(...any) error }) (rental.Notification, 
 		n.FailureReason = &reason.String
 	}
 	n.SentAt, n.CreatedAt, n.UpdatedAt = optTime(sent), rental.UnixMilli(created), rental.UnixMilli(updated)
-	return n, err
+	return err
 }
 
 // GetNotification returns a notification of the account's landlord.
@@ -223,14 +223,14 @@ func (q *Queries) SendWork(ctx context.Context, id string) (*SendWork, error) {
 			n.sent_at, n.created_at, n.updated_at, n.landlord_id, l.sandbox, n.notice, n.retry_key, t.line_user_id, t.chat_unreachable
 		FROM notifications n JOIN landlords l ON l.id = n.landlord_id JOIN tenants t ON t.id = n.tenant_id
 		WHERE n.id = $1`, id)
-	n, err := scanNotification(scanMore{row, []any{&w.LandlordID, &w.Sandbox, &notice, &w.RetryKey, &user, &w.Unreachable}})
+	err := scanNotification(scanMore{row, []any{&w.LandlordID, &w.Sandbox, &notice, &w.RetryKey, &user, &w.Unreachable}}, &w.Notification)
 	if err == sql.ErrNoRows {
 		return nil, rental.NotFound("notification", id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: send work: %w", err)
 	}
-	w.Notification, w.LineUserID = n, user.String
+	w.LineUserID = user.String
 	if err := json.Unmarshal([]byte(notice), &w.Notice); err != nil {
 		return nil, fmt.Errorf("store: notice of %s: %w", id, err)
 	}

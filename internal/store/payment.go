@@ -62,12 +62,12 @@ func (q *Queries) payee(ctx context.Context, landlordID string) (rental.Payee, e
 
 const linkColumns = `l.id, l.bill_id, l.url, l.active, b.total - b.amount_paid, l.created_at, l.updated_at`
 
-func scanLink(sc interface{ Scan(...any) error }) (rental.PaymentLink, error) {
-	l := rental.PaymentLink{Object: "payment_link", Currency: rental.Currency}
+func scanLink(sc interface{ Scan(...any) error }, l *rental.PaymentLink) error {
+	*l = rental.PaymentLink{Object: "payment_link", Currency: rental.Currency}
 	var created, updated int64
 	err := sc.Scan(&l.ID, &l.BillID, &l.URL, &l.Active, &l.Amount, &created, &updated)
 	l.CreatedAt, l.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return l, err
+	return err
 }
 
 // CreatePaymentLink returns the bill's active payment link, making one
@@ -91,7 +91,8 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 	}
 	const active = `SELECT ` + linkColumns + ` FROM payment_links l JOIN bills b ON b.id = l.bill_id
 		WHERE l.landlord_id = $1 AND l.bill_id = $2 AND l.active`
-	l, err := scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID))
+	var l rental.PaymentLink
+	err = scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID), &l)
 	if err == nil {
 		return &l, false, nil
 	}
@@ -104,7 +105,7 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 	if err != nil {
 		return nil, false, fmt.Errorf("store: create payment link: %w", err)
 	}
-	l, err = scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID))
+	err = scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID), &l)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: payment link: %w", err)
 	}
@@ -114,8 +115,8 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_paid,
 	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at`
 
-func scanPayment(sc interface{ Scan(...any) error }) (rental.Payment, error) {
-	p := rental.Payment{Object: "payment", Currency: rental.Currency}
+func scanPayment(sc interface{ Scan(...any) error }, p *rental.Payment) error {
+	*p = rental.Payment{Object: "payment", Currency: rental.Currency}
 	var link, url, reason sql.NullString
 	var paid sql.NullInt64
 	var expires, created, updated int64
@@ -131,7 +132,7 @@ func scanPayment(sc interface{ Scan(...any) error }) (rental.Payment, error) {
 	}
 	p.PaidAt = optTime(paid)
 	p.ExpiresAt, p.CreatedAt, p.UpdatedAt = rental.UnixMilli(expires), rental.UnixMilli(created), rental.UnixMilli(updated)
-	return p, err
+	return err
 }
 
 // GetPayment returns a payment of the account's landlord.

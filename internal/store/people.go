@@ -44,21 +44,22 @@ func (tx *Tx) SignUp(ctx context.Context, kind rental.PersonKind, email, name, p
 
 const personColumns = `people.id, people.kind, people.email, people.name, COALESCE(people.developer_id, ''), COALESCE(people.landlord_id, ''), people.created_at`
 
-func scanPerson(sc interface{ Scan(...any) error }, more ...any) (rental.Person, error) {
-	var p rental.Person
+func scanPerson(sc interface{ Scan(...any) error }, p *rental.Person, more ...any) error {
+	*p = rental.Person{}
 	var kind string
 	var created int64
 	err := sc.Scan(append([]any{&p.ID, &kind, &p.Email, &p.Name, &p.DeveloperID, &p.LandlordID, &created}, more...)...)
 	p.Kind, p.CreatedAt = rental.PersonKind(kind), rental.UnixMilli(created)
-	return p, err
+	return err
 }
 
 // PersonByEmail returns the person of the kind with the (normalised) email
 // and their password hash, for signing in.
 func (q *Queries) PersonByEmail(ctx context.Context, kind rental.PersonKind, email string) (*rental.Person, string, error) {
 	var hash string
-	p, err := scanPerson(q.c.QueryRowContext(ctx, `SELECT `+personColumns+`, password_hash FROM people WHERE kind = $1 AND email = $2`,
-		string(kind), email), &hash)
+	var p rental.Person
+	err := scanPerson(q.c.QueryRowContext(ctx, `SELECT `+personColumns+`, password_hash FROM people WHERE kind = $1 AND email = $2`,
+		string(kind), email), &p, &hash)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, "", rental.NotFound("person", email)
 	}
@@ -109,8 +110,9 @@ func (tx *Tx) StartSession(ctx context.Context, personID, tokenHash string) erro
 // not found.
 func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (*rental.Person, error) {
 	var seen int64
-	p, err := scanPerson(db.Read().c.QueryRowContext(ctx, `SELECT `+personColumns+`, s.seen_at FROM sessions s JOIN people ON people.id = s.person_id
-		WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.seen_at > $3`, tokenHash, ms(now), ms(now.Add(-rental.SessionIdle))), &seen)
+	var p rental.Person
+	err := scanPerson(db.Read().c.QueryRowContext(ctx, `SELECT `+personColumns+`, s.seen_at FROM sessions s JOIN people ON people.id = s.person_id
+		WHERE s.token_hash = $1 AND s.expires_at > $2 AND s.seen_at > $3`, tokenHash, ms(now), ms(now.Add(-rental.SessionIdle))), &p, &seen)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("session", "")
 	}

@@ -124,8 +124,8 @@ func (q *Queries) LiveAccounts(ctx context.Context, appID string) ([]rental.Acco
 	defer rows.Close()
 	var out []rental.Account
 	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
+		var a rental.Account
+		if err := scanAccount(rows, &a); err != nil {
 			return nil, fmt.Errorf("store: accounts: %w", err)
 		}
 		out = append(out, a)

@@ -11,8 +11,8 @@ import (
 const propertyColumns = `id, name, address, electricity_rate, water_billing, water_rate, water_flat_amount, due_day,
 	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at`
 
-func scanProperty(sc interface{ Scan(...any) error }) (rental.Property, error) {
-	p := rental.Property{Object: "property", Currency: rental.Currency}
+func scanProperty(sc interface{ Scan(...any) error }, p *rental.Property) error {
+	*p = rental.Property{Object: "property", Currency: rental.Currency}
 	var flat sql.NullInt64
 	var created, updated int64
 	err := sc.Scan(&p.ID, &p.Name, &p.Address, &p.ElectricityRate, &p.WaterBilling, &p.WaterRate, &flat, &p.DueDay,
@@ -21,7 +21,7 @@ func scanProperty(sc interface{ Scan(...any) error }) (rental.Property, error) {
 		p.WaterFlatAmount = &flat.Int64
 	}
 	p.CreatedAt, p.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return p, err
+	return err
 }
 
 // GetProperty returns a property of the account's landlord.

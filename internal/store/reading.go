@@ -14,8 +14,8 @@ const meterColumns = `id, room_id, property_id, kind,
 		WHERE r.room_id = meters.room_id ORDER BY r.month DESC LIMIT 1) AS last_value,
 	(SELECT MAX(r.month) FROM meter_readings r WHERE r.room_id = meters.room_id) AS last_month, created_at, updated_at`
 
-func scanMeter(sc interface{ Scan(...any) error }) (rental.Meter, error) {
-	m := rental.Meter{Object: "meter"}
+func scanMeter(sc interface{ Scan(...any) error }, m *rental.Meter) error {
+	*m = rental.Meter{Object: "meter"}
 	var last sql.NullInt64
 	var month sql.NullString
 	var created, updated int64
@@ -32,7 +32,7 @@ func scanMeter(sc interface{ Scan(...any) error }) (rental.Meter, error) {
 		m.LastMonth = &month.String
 	}
 	m.CreatedAt, m.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return m, err
+	return err
 }
 
 // GetMeter returns a meter of the account's landlord.
@@ -56,8 +56,8 @@ const readingColumns = `id, room_id, property_id, month, e_previous, e_current, 
 	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount,
 	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id) AS bill_id, created_at, updated_at`
 
-func scanReading(sc interface{ Scan(...any) error }) (rental.Reading, error) {
-	r := rental.Reading{Object: "meter_reading", Currency: rental.Currency}
+func scanReading(sc interface{ Scan(...any) error }, r *rental.Reading) error {
+	*r = rental.Reading{Object: "meter_reading", Currency: rental.Currency}
 	var flat sql.NullInt64
 	var bill sql.NullString
 	var created, updated int64
@@ -72,7 +72,7 @@ func scanReading(sc interface{ Scan(...any) error }) (rental.Reading, error) {
 		r.BillID = &bill.String
 	}
 	r.CreatedAt, r.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return r, err
+	return err
 }
 
 // GetReading returns a reading of the account's landlord.
@@ -82,8 +82,9 @@ func (q *Queries) GetReading(ctx context.Context, acct *rental.Account, id strin
 
 // roomReading returns the reading of a room and month, or nil.
 func (q *Queries) roomReading(ctx context.Context, acct *rental.Account, roomID, month string) (*rental.Reading, error) {
-	r, err := scanReading(q.c.QueryRowContext(ctx, `SELECT `+readingColumns+` FROM meter_readings
-		WHERE landlord_id = $1 AND room_id = $2 AND month = $3`, acct.LandlordID, roomID, month))
+	var r rental.Reading
+	err := scanReading(q.c.QueryRowContext(ctx, `SELECT `+readingColumns+` FROM meter_readings
+		WHERE landlord_id = $1 AND room_id = $2 AND month = $3`, acct.LandlordID, roomID, month), &r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("meter reading", roomID+" "+month)
 	}

@@ -11,8 +11,8 @@ import (
 const roomColumns = `id, property_id, number, floor, monthly_rent, status,
 	(SELECT t.id FROM tenants t WHERE t.room_id = rooms.id AND t.moved_out_at IS NULL) AS tenant_id, created_at, updated_at`
 
-func scanRoom(sc interface{ Scan(...any) error }) (rental.Room, error) {
-	r := rental.Room{Object: "room", Currency: rental.Currency}
+func scanRoom(sc interface{ Scan(...any) error }, r *rental.Room) error {
+	*r = rental.Room{Object: "room", Currency: rental.Currency}
 	var floor sql.NullInt64
 	var tenant sql.NullString
 	var created, updated int64
@@ -24,7 +24,7 @@ func scanRoom(sc interface{ Scan(...any) error }) (rental.Room, error) {
 		r.TenantID = &tenant.String
 	}
 	r.CreatedAt, r.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return r, err
+	return err
 }
 
 // GetRoom returns a room of the account's landlord.

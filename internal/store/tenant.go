@@ -13,8 +13,8 @@ const tenantColumns = `id, room_id, property_id, name, phone, email, chat_enable
 	moved_in_at, moved_out_at, created_at, updated_at`
 
 // scanTenant reads a tenant row, with the service's add-friend link.
-func (q *Queries) scanTenant(sc interface{ Scan(...any) error }) (rental.Tenant, error) {
-	t := rental.Tenant{Object: "tenant"}
+func (q *Queries) scanTenant(sc interface{ Scan(...any) error }, t *rental.Tenant) error {
+	*t = rental.Tenant{Object: "tenant"}
 	var email, code sql.NullString
 	var in, created, updated int64
 	var out sql.NullInt64
@@ -31,7 +31,7 @@ func (q *Queries) scanTenant(sc interface{ Scan(...any) error }) (rental.Tenant,
 	}
 	t.MovedInAt, t.MovedOutAt = rental.UnixMilli(in), optTime(out)
 	t.CreatedAt, t.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return t, err
+	return err
 }
 
 // GetTenant returns a tenant (current or moved out) of the account's landlord.
@@ -41,8 +41,9 @@ func (q *Queries) GetTenant(ctx context.Context, acct *rental.Account, id string
 
 // currentTenant returns the room's tenant, or nil when it has none.
 func (q *Queries) currentTenant(ctx context.Context, acct *rental.Account, roomID string) (*rental.Tenant, error) {
-	t, err := q.scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants
-		WHERE landlord_id = $1 AND room_id = $2 AND moved_out_at IS NULL`, acct.LandlordID, roomID))
+	var t rental.Tenant
+	err := q.scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants
+		WHERE landlord_id = $1 AND room_id = $2 AND moved_out_at IS NULL`, acct.LandlordID, roomID), &t)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("tenant of room", roomID)
 	}

@@ -45,19 +45,19 @@ func (tx *Tx) enqueue(jobs ...river.InsertManyParams) { tx.jobs = append(tx.jobs
 
 const endpointColumns = `id, application_id, mode, url, enabled_events, description, status, disabled_reason, created_at, updated_at`
 
-func scanEndpoint(sc interface{ Scan(...any) error }) (rental.WebhookEndpoint, error) {
-	e := rental.WebhookEndpoint{Object: "webhook_endpoint"}
+func scanEndpoint(sc interface{ Scan(...any) error }, e *rental.WebhookEndpoint) error {
+	*e = rental.WebhookEndpoint{Object: "webhook_endpoint"}
 	var mode, events string
 	var created, updated int64
 	err := sc.Scan(&e.ID, &e.ApplicationID, &mode, &e.URL, &events, &e.Description, &e.Status, &e.DisabledReason, &created, &updated)
 	if err != nil {
-		return e, err
+		return err
 	}
 	e.Mode, e.CreatedAt, e.UpdatedAt = rental.Mode(mode), rental.UnixMilli(created), rental.UnixMilli(updated)
 	if err := json.Unmarshal([]byte(events), &e.EnabledEvents); err != nil {
-		return e, fmt.Errorf("enabled_events: %w", err)
+		return fmt.Errorf("enabled_events: %w", err)
 	}
-	return e, nil
+	return nil
 }
 
 func eventsJSON(list []string) string {
@@ -288,8 +288,8 @@ func (tx *Tx) targets(ctx context.Context, acct *rental.Account, ev rental.Event
 
 const deliveryColumns = `id, endpoint_id, event_id, event_type, body, status, attempts, generation, next_attempt_at, created_at, updated_at`
 
-func scanDelivery(sc interface{ Scan(...any) error }) (rental.Delivery, error) {
-	d := rental.Delivery{Object: "webhook_delivery", Attempts: []rental.Attempt{}}
+func scanDelivery(sc interface{ Scan(...any) error }, d *rental.Delivery) error {
+	*d = rental.Delivery{Object: "webhook_delivery", Attempts: []rental.Attempt{}}
 	var next sql.NullInt64
 	var created, updated int64
 	err := sc.Scan(&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &d.Body, &d.Status, &d.AttemptCount, &d.Generation, &next, &created, &updated)
@@ -298,7 +298,7 @@ func scanDelivery(sc interface{ Scan(...any) error }) (rental.Delivery, error) {
 		d.NextAttemptAt = &t
 	}
 	d.CreatedAt, d.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	return d, err
+	return err
 }
 
 // DeliveryFilter narrows a delivery list.
@@ -411,9 +411,7 @@ func scanDeliveryWork(row interface{ Scan(...any) error }) (*DeliveryWork, error
 	var w DeliveryWork
 	var old sql.NullString
 	var until sql.NullInt64
-	var err error
-	w.Delivery, err = scanDelivery(scanAlso{row, []any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}})
-	if err != nil {
+	if err := scanDelivery(scanAlso{row, []any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}}, &w.Delivery); err != nil {
 		return nil, err
 	}
 	w.OldSecret = old.String
