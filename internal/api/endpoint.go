@@ -216,6 +216,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 // returned instead, and nothing rendered.
 func (s *Server) run(c *call, h handlerFunc) (response, error) {
 	status, body, err := h(c)
+	if c.tx != nil && runAgain(c.tx.Err()) != nil {
+		// Whatever the handler made of it (a handler may make light of a
+		// failed statement), the transaction did nothing that counts.
+		err = c.tx.Err()
+	}
 	if runAgain(err) != nil {
 		return response{}, err
 	}
@@ -289,11 +294,6 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 	}
 	c.tx, c.q = tx, &tx.Queries
 	resp, err := s.run(c, h)
-	if err == nil {
-		// A handler that made light of a failed statement still answered
-		// on a transaction that did nothing.
-		err = runAgain(tx.Err())
-	}
 	if err != nil {
 		return s.again(c, err)
 	}
@@ -306,8 +306,10 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 		// claims it again (another process may have run a request with it
 		// in between: then that one's answer counts).
 		tx.Rollback()
-		if tx, err = s.db.Begin(c.ctx); err != nil {
-			return s.renderError(c.ctx, err), nil
+		// The key's kept lookup may not have been checked yet (nothing
+		// was sent): the answer is kept only if it holds.
+		if tx, err = s.db.BeginChecked(c.ctx, nil, c.check); err != nil {
+			return s.again(c, err)
 		}
 		defer tx.Rollback()
 		if ok, answer := s.claim(c, tx, idem); !ok {

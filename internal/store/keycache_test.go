@@ -314,9 +314,26 @@ func TestBeginAheadKeyCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			clock := query(`SELECT clock FROM landlords WHERE id = $1`)
-			if err := write(kc, "moved", commitOnly); !errors.Is(err, store.ErrKeyChanged) {
-				t.Fatalf("a write on a lookup that did not hold (commit only %v): %v", commitOnly, err)
+			// Another process holds the landlord: a batch that did not
+			// stop at the check would wait for it.
+			holder, err := e.DB.WritePool().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
 			}
+			if _, err := holder.ExecContext(ctx, `UPDATE landlords SET name = name WHERE id = $1`, acct.LandlordID); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- write(kc, "moved", commitOnly) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, store.ErrKeyChanged) {
+					t.Fatalf("a write on a lookup that did not hold (commit only %v): %v", commitOnly, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("a write on a lookup that did not hold (commit only %v) waited for the landlord's lock", commitOnly)
+			}
+			holder.Rollback()
 			if kc.Confirm(ctx) || kc.Err() != nil {
 				t.Fatalf("the check says held %v, err %v", kc.Confirm(ctx), kc.Err())
 			}

@@ -88,11 +88,13 @@ func (db *DB) BeginChecked(ctx context.Context, acct *rental.Account, kc *KeyChe
 
 // BeginAhead is BeginChecked that sends nothing yet: on PostgreSQL, BEGIN,
 // kc's version read and the landlord's claim, made ahead (see claimAhead),
-// travel with the transaction's first statement. That statement (or
-// Commit, if there is none) fails with ErrKeyChanged if the kept lookup
-// did not hold, and with ErrNotClaimed if the claim ahead lost; either
-// way the transaction has done nothing, and the request runs again: on a
-// lookup made now, or with BeginChecked. On SQLite it is BeginChecked.
+// travel with the transaction's first round trip (its first statement, or
+// the flush before its jobs, or Commit). That round trip fails with
+// ErrKeyChanged if the kept lookup did not hold, and with ErrNotClaimed if
+// the claim ahead lost; both are checks the database makes, so nothing
+// after them ran, and the request runs again: on a lookup made now, or
+// with BeginChecked. A landlord whose claim ahead lost lately is claimed
+// as usual (see aheadPause). On SQLite it is BeginChecked.
 func (db *DB) BeginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck) (*Tx, error) {
 	if db.engine != Postgres {
 		return db.BeginChecked(ctx, acct, kc)
@@ -138,8 +140,10 @@ const accessVersion = `SELECT version FROM access_version`
 // division by zero if it is not.
 const accessVersionIs = `SELECT version / (CASE WHEN version = $1 THEN 1 ELSE 0 END) FROM access_version`
 
-// ErrKeyChanged is what a statement of ReadChecking's Queries returns when
-// the key's kept lookup did not hold: the request must run again as usual.
+// ErrKeyChanged is what a statement of ReadChecking's Queries, BeginChecked,
+// or the first round trip of a transaction begun with BeginAhead returns
+// when the key's kept lookup did not hold: the request must run again as
+// usual.
 var ErrKeyChanged = errors.New("store: the key's kept lookup is out of date")
 
 // ReadChecking returns the read methods on the read pool, the first

@@ -30,12 +30,17 @@ type pgConn struct {
 	// err is the first failure: PostgreSQL refuses every later statement
 	// of the transaction anyway, and a failed batch may have dropped BEGIN.
 	err error
+	// onFail, if set, is told the first failure.
+	onFail func(error)
 }
 
 // fail keeps err as the transaction's first failure, and returns it.
 func (c *pgConn) fail(err error) error {
 	if err != nil && c.err == nil {
 		c.err = err
+		if c.onFail != nil {
+			c.onFail(err)
+		}
 	}
 	return err
 }
@@ -167,7 +172,7 @@ func (c *pgConn) commit(ctx context.Context, stmts []stmt) error {
 	all := append(c.queued, stmts...)
 	c.queued = nil
 	for _, s := range all {
-		if s.lost != nil && s.scan == nil {
+		if s.lost != nil && s.scan == nil && !s.checked {
 			s.sql = mustChangeOne(s.sql)
 		}
 		c.queued = append(c.queued, s)

@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -75,6 +76,8 @@ type DB struct {
 	friendURL string
 	// turns queues the process's writers of each landlord.
 	turns turns
+	// aheadLost counts claims ahead that lost (ClaimsAheadLost).
+	aheadLost atomic.Int64
 	// keys are the process's last key lookups (see LookupKey).
 	keys keyCache
 	// checkpoints copies SQLite's log into its database file (nil on
@@ -585,6 +588,10 @@ type stmt struct {
 	// lost, if set, is the transaction's error unless the statement
 	// changed exactly one row.
 	lost error
+	// checked says the statement makes its check itself, in the database
+	// (see mustChangeOne): it fails, and stops its batch, if it did not
+	// change exactly one row.
+	checked bool
 	// taken, if set, is the error when the statement fails on a unique
 	// constraint.
 	taken error
@@ -644,7 +651,9 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 			conn.Close()
 			return nil, fmt.Errorf("store: begin: %w", err)
 		}
-		return &Tx{Queries: Queries{c: pg, friendURL: db.friendURL}, pg: pg, conn: conn, db: db, Now: db.now().UTC()}, nil
+		tx := &Tx{Queries: Queries{c: pg, friendURL: db.friendURL}, pg: pg, conn: conn, db: db, Now: db.now().UTC()}
+		pg.onFail = tx.failed
+		return tx, nil
 	}
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
@@ -753,13 +762,35 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 // that is later. The claim takes the tick only if the clock is still
 // below it, and then the tick is the very one Claim would have taken
 // (the clock is where last left it, or below now). If another process
-// ticked the clock past it, the claim changes nothing and the transaction
-// fails with ErrNotClaimed: what its statements wrote with Now is undone.
+// ticked the clock past it, the claim fails in the database, so nothing
+// after it in its batch runs without the landlord's lock, and the
+// transaction fails with ErrNotClaimed (errClockMoved): whatever it did
+// with Now is undone, and the landlord's writes here claim as usual for a
+// while (see aheadPause).
 func (tx *Tx) claimAhead(landlordID string, last int64) {
 	clock := max(last+1, ms(tx.Now))
-	tx.pg.queued = append(tx.pg.queued, stmt{sql: setClock, args: []any{landlordID, clock}, what: "store: claim landlord", lost: ErrNotClaimed})
+	tx.pg.queued = append(tx.pg.queued, stmt{sql: mustChangeOne(setClock), args: []any{landlordID, clock}, what: "store: claim landlord",
+		lost: errClockMoved, checked: true})
 	tx.claimed, tx.Now, tx.lastEvent = landlordID, time.UnixMilli(clock).UTC(), clock-1
 }
+
+// failed is told the transaction's first failure on PostgreSQL: a claim
+// ahead that lost is counted, and the landlord's writes claim as usual for
+// a while.
+func (tx *Tx) failed(err error) {
+	if errors.Is(err, errClockMoved) {
+		tx.db.aheadLost.Add(1)
+		tx.db.turns.lost(tx.claimed, ms(tx.db.now()))
+	}
+}
+
+// errClockMoved is the failure of a claim ahead whose tick another
+// process took.
+var errClockMoved = fmt.Errorf("%w: another writer moved the landlord's clock on", ErrNotClaimed)
+
+// ClaimsAheadLost counts this process's claims ahead that lost (see
+// claimAhead).
+func (db *DB) ClaimsAheadLost() int64 { return db.aheadLost.Load() }
 
 // setClock moves a landlord's clock on to $2, if it is below.
 const setClock = `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`

@@ -873,6 +873,7 @@ func TestBeginAhead(t *testing.T) {
 		}
 		moved := clock()
 		for _, commitOnly := range []bool{false, true} {
+			e.Clock.Advance(2 * time.Second) // past the pause after a claim ahead lost
 			_, err := write(e.DB.BeginAhead, "lost", commitOnly)
 			switch {
 			case pg && !errors.Is(err, store.ErrNotClaimed):
@@ -890,8 +891,12 @@ func TestBeginAhead(t *testing.T) {
 		if pg && lost != 0 {
 			t.Fatalf("%d properties written by a claim that did not hold", lost)
 		}
-		// A claim as usual takes the next tick; after it, so does a claim
-		// ahead, the wall clock a minute behind.
+		if lost := e.DB.ClaimsAheadLost(); pg && lost != 2 {
+			t.Fatalf("%d claims ahead lost, want 2", lost)
+		}
+		// A claim as usual takes the next tick; after it (and the pause),
+		// so does a claim ahead, the wall clock a minute behind.
+		e.Clock.Advance(2 * time.Second)
 		base := clock()
 		for i, begin := range []func(context.Context, *rental.Account, *store.KeyCheck) (*store.Tx, error){e.DB.BeginChecked, e.DB.BeginAhead} {
 			now, err := write(begin, "after", false)
@@ -901,6 +906,9 @@ func TestBeginAhead(t *testing.T) {
 			if want := base + int64(i) + 1; now.UnixMilli() != want || clock() != want {
 				t.Fatalf("write %d: time %d, clock %d; want %d", i, now.UnixMilli(), clock(), want)
 			}
+		}
+		if lost := e.DB.ClaimsAheadLost(); pg && lost != 2 {
+			t.Fatalf("%d claims ahead lost, want still 2", lost)
 		}
 	})
 }

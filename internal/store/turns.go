@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"rentapi/internal/rental"
 )
@@ -19,31 +20,55 @@ import (
 type turns struct {
 	mu sync.Mutex
 	m  map[string]*turn
-	// clocks are landlords' clocks as this process's writers last
-	// committed them, for the claims made ahead (see Tx.claimAhead); at
-	// maxClocks landlords they are all forgotten at once.
-	clocks map[string]int64
+	// clocks are what this process knows of landlords' clocks, for the
+	// claims made ahead (see Tx.claimAhead); at maxClocks landlords they
+	// are all forgotten at once.
+	clocks map[string]clockNote
 }
+
+// clockNote is a landlord's clock as this process's writers last committed
+// it, and until when its writes claim as usual, since a claim ahead lost
+// to another process's writer (Unix ms).
+type clockNote struct{ clock, usualUntil int64 }
 
 // maxClocks bounds turns.clocks.
 const maxClocks = 10_000
 
-// clock is the landlord's clock as this process last committed it (0 if
-// it does not know).
-func (t *turns) clock(landlordID string) int64 {
+// aheadPause is how long a landlord's writes claim as usual after a claim
+// ahead lost: several processes writing one landlord at once would
+// otherwise keep losing, each loss a batch thrown away and a rollback.
+const aheadPause = time.Second
+
+// predict returns the landlord's clock as this process last committed it
+// (0 if it does not know), and whether a claim ahead may use it at now
+// (Unix ms).
+func (t *turns) predict(landlordID string, now int64) (last int64, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.clocks[landlordID]
+	n := t.clocks[landlordID]
+	return n.clock, now >= n.usualUntil
+}
+
+// note changes what is known of the landlord's clock.
+func (t *turns) note(landlordID string, change func(*clockNote)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.clocks == nil || len(t.clocks) >= maxClocks {
+		t.clocks = map[string]clockNote{}
+	}
+	n := t.clocks[landlordID]
+	change(&n)
+	t.clocks[landlordID] = n
 }
 
 // committed notes a landlord's clock as a transaction committed it.
 func (t *turns) committed(landlordID string, clock int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.clocks == nil || len(t.clocks) >= maxClocks {
-		t.clocks = map[string]int64{}
-	}
-	t.clocks[landlordID] = max(t.clocks[landlordID], clock)
+	t.note(landlordID, func(n *clockNote) { n.clock = max(n.clock, clock) })
+}
+
+// lost notes that a claim ahead of the landlord lost at now (Unix ms).
+func (t *turns) lost(landlordID string, now int64) {
+	t.note(landlordID, func(n *clockNote) { n.usualUntil = now + aheadPause.Milliseconds() })
 }
 
 // turn is one landlord's queue: a token passed from writer to writer (a
@@ -125,8 +150,8 @@ func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyChe
 		}
 	}()
 	kc.carry(tx)
-	if ahead && tx.pg != nil {
-		tx.claimAhead(acct.LandlordID, db.turns.clock(acct.LandlordID))
+	if last, ok := db.turns.predict(acct.LandlordID, ms(tx.Now)); ahead && ok && tx.pg != nil {
+		tx.claimAhead(acct.LandlordID, last)
 	} else if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
