@@ -15,16 +15,17 @@ const billColumns = `id, room_id, property_id, tenant_id, reading_id, month, sta
 func scanBill(sc interface{ Scan(...any) error }, b *rental.Bill) error {
 	*b = rental.Bill{Object: "bill", Currency: rental.Currency}
 	var tenant sql.NullString
-	var issued, paid, overdue sql.NullInt64
-	var created, updated int64
+	var issued, paid, overdue nullInteger
+	var created, updated integer
 	e, w := &b.Electricity, &b.Water
-	err := sc.Scan(&b.ID, &b.RoomID, &b.PropertyID, &tenant, &b.ReadingID, &b.Month, &b.Status, &b.Rent, &e.Usage, &e.Rate, &e.Amount,
-		&w.Usage, &w.Rate, &w.Amount, &w.Billing, &w.Occupants, &b.Total, &b.AmountPaid, &b.DueDate, &issued, &paid, &overdue, &created, &updated)
+	err := sc.Scan(&b.ID, &b.RoomID, &b.PropertyID, &tenant, &b.ReadingID, &b.Month, &b.Status, (*integer)(&b.Rent),
+		(*integer)(&e.Usage), (*integer)(&e.Rate), (*integer)(&e.Amount), (*integer)(&w.Usage), (*integer)(&w.Rate), (*integer)(&w.Amount),
+		&w.Billing, (*integer)(&w.Occupants), (*integer)(&b.Total), (*integer)(&b.AmountPaid), &b.DueDate, &issued, &paid, &overdue, &created, &updated)
 	if tenant.Valid {
 		b.TenantID = &tenant.String
 	}
-	b.IssuedAt, b.PaidAt, b.OverdueAt = optTime(issued), optTime(paid), optTime(overdue)
-	b.CreatedAt, b.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	b.IssuedAt, b.PaidAt, b.OverdueAt = optTime(sql.NullInt64(issued)), optTime(sql.NullInt64(paid)), optTime(sql.NullInt64(overdue))
+	b.CreatedAt, b.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
 	return err
 }
 

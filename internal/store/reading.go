@@ -58,12 +58,12 @@ const readingColumns = `id, room_id, property_id, month, e_previous, e_current, 
 
 func scanReading(sc interface{ Scan(...any) error }, r *rental.Reading) error {
 	*r = rental.Reading{Object: "meter_reading", Currency: rental.Currency}
-	var flat sql.NullInt64
+	var flat nullInteger
 	var bill sql.NullString
-	var created, updated int64
+	var created, updated integer
 	e, w := &r.Electricity, &r.Water
-	err := sc.Scan(&r.ID, &r.RoomID, &r.PropertyID, &r.Month, &e.Previous, &e.Current, &e.Rollover, &e.Rate,
-		&w.Previous, &w.Current, &w.Rollover, &w.Rate, &w.Billing, &flat, &bill, &created, &updated)
+	err := sc.Scan(&r.ID, &r.RoomID, &r.PropertyID, &r.Month, (*integer)(&e.Previous), (*integer)(&e.Current), &e.Rollover, (*integer)(&e.Rate),
+		(*integer)(&w.Previous), (*integer)(&w.Current), &w.Rollover, (*integer)(&w.Rate), &w.Billing, &flat, &bill, &created, &updated)
 	e.Usage, w.Usage = rental.Usage(e.Previous, e.Current, e.Rollover), rental.Usage(w.Previous, w.Current, w.Rollover)
 	if flat.Valid {
 		w.FlatAmount = &flat.Int64
@@ -71,7 +71,7 @@ func scanReading(sc interface{ Scan(...any) error }, r *rental.Reading) error {
 	if bill.Valid {
 		r.BillID = &bill.String
 	}
-	r.CreatedAt, r.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	r.CreatedAt, r.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
 	return err
 }
 

@@ -1,0 +1,35 @@
+package store
+
+import "fmt"
+
+// integer scans an integer column straight from the driver's int64:
+// database/sql has no fast path for integer destinations and converts each
+// one through reflection, which was a twentieth of a page of bills. Scan
+// into (*integer)(&x), for any x of an int64 kind.
+type integer int64
+
+// Scan takes the driver's int64.
+func (v *integer) Scan(src any) error {
+	n, ok := src.(int64)
+	if !ok {
+		return fmt.Errorf("store: an integer column holds %T", src)
+	}
+	*v = integer(n)
+	return nil
+}
+
+// nullInteger is sql.NullInt64 without the reflection (see integer).
+type nullInteger struct {
+	Int64 int64
+	Valid bool
+}
+
+// Scan takes the driver's int64, or NULL.
+func (v *nullInteger) Scan(src any) error {
+	if src == nil {
+		*v = nullInteger{}
+		return nil
+	}
+	v.Valid = true
+	return (*integer)(&v.Int64).Scan(src)
+}
