@@ -194,8 +194,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		if !held() {
 			return false
 		}
-		resp.write(w)
-		resp.release()
+		if resp.write(w) == nil {
+			resp.release()
+		}
 		return true
 	}
 	if bodyErr != nil {
@@ -206,8 +207,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	if !held() {
 		return false
 	}
-	resp.write(w)
-	resp.release()
+	if resp.write(w) == nil {
+		resp.release()
+	}
 	return true
 }
 

@@ -112,8 +112,9 @@ type bodyBuffer struct {
 // not held on to.
 const maxPooledBody = 64 << 10
 
-// release gives the response's buffer back to its pool: the response is
-// sent, and nothing reads its body again.
+// release gives the response's buffer back to its pool: the response was
+// sent without error, and nothing reads its body again. (After a failed
+// write an HTTP/2 connection may still hold it.)
 func (resp response) release() {
 	if b := resp.buf; b != nil && b.Cap() <= maxPooledBody {
 		b.Reset()
@@ -121,8 +122,9 @@ func (resp response) release() {
 	}
 }
 
-// write sends the response.
-func (resp response) write(w http.ResponseWriter) {
+// write sends the response; an error means the body may not have been
+// taken whole (the client went away), and must not be released.
+func (resp response) write(w http.ResponseWriter) error {
 	for k, v := range resp.header {
 		w.Header()[k] = v
 	}
@@ -132,8 +134,10 @@ func (resp response) write(w http.ResponseWriter) {
 	}
 	w.WriteHeader(resp.status)
 	if len(resp.body) > 0 {
-		w.Write(resp.body)
+		_, err := w.Write(resp.body)
+		return err
 	}
+	return nil
 }
 
 // renderJSON renders a success body; a nil body means no content.
@@ -148,10 +152,12 @@ func renderInto(pool *sync.Pool, status int, v any) response {
 	if v == nil {
 		return resp
 	}
-	buf := &bodyBuffer{}
+	var buf *bodyBuffer
 	if pool != nil {
 		buf = pool.Get().(*bodyBuffer)
 		resp.buf = buf
+	} else {
+		buf = &bodyBuffer{}
 	}
 	// The encoder ends the body with a newline, as curl users expect.
 	if err := json.NewEncoder(buf).Encode(v); err != nil {

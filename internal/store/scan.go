@@ -1,6 +1,11 @@
 package store
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
 
 // integer scans an integer column straight from the driver's int64:
 // database/sql has no fast path for integer destinations and converts each
@@ -18,6 +23,17 @@ func (v *integer) Scan(src any) error {
 	return nil
 }
 
+// ScanInt64 is pgx's own scan of an integer (pgtype.Int64Scanner): on the
+// statements the store runs through pgx itself (writes, reads that carry a
+// key check) it is chosen before Scan, which would box each value.
+func (v *integer) ScanInt64(n pgtype.Int8) error {
+	if !n.Valid {
+		return errors.New("store: an integer column holds NULL")
+	}
+	*v = integer(n.Int64)
+	return nil
+}
+
 // nullInteger is sql.NullInt64 without the reflection (see integer).
 type nullInteger struct {
 	Int64 int64
@@ -32,4 +48,10 @@ func (v *nullInteger) Scan(src any) error {
 	}
 	v.Valid = true
 	return (*integer)(&v.Int64).Scan(src)
+}
+
+// ScanInt64 is pgx's own scan of an integer or NULL (see integer's).
+func (v *nullInteger) ScanInt64(n pgtype.Int8) error {
+	*v = nullInteger{Int64: n.Int64, Valid: n.Valid}
+	return nil
 }
