@@ -290,10 +290,7 @@ func TestBeginAheadKeyCheck(t *testing.T) {
 			}
 			defer tx.Rollback()
 			if !commitOnly {
-				p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := newProperty(t, name)
 				if _, err := tx.CreateProperty(ctx, acct, p); err != nil {
 					return err
 				}

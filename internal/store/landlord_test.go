@@ -18,11 +18,8 @@ func TestLandlordSettings(t *testing.T) {
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
 		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
 		for _, name := range []string{"Baan Suk", "Baan Rak"} {
-			p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			p := newProperty(t, name)
+			err := e.DB.InTx(ctx, func(tx *store.Tx) error {
 				prop, err := tx.CreateProperty(ctx, acct, p)
 				if err != nil {
 					return err

@@ -424,16 +424,13 @@ func TestPropertiesAndEvents(t *testing.T) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
 		acct := f.LinkLandlord(t, e.DB, rental.LandlordFree, rental.AllScopes)
-		p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of("Baan Suk"), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := newProperty(t, "Baan Suk")
 		var created *rental.Property
 		if err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) { created, err = tx.CreateProperty(ctx, acct, p); return err }); err != nil {
 			t.Fatal(err)
 		}
 		// The free plan holds one property.
-		err = e.DB.InTx(ctx, func(tx *store.Tx) error { _, err := tx.CreateProperty(ctx, acct, p); return err })
+		err := e.DB.InTx(ctx, func(tx *store.Tx) error { _, err := tx.CreateProperty(ctx, acct, p); return err })
 		if e, ok := rental.AsError(err); !ok || e.Code != "plan_limit_reached" {
 			t.Fatalf("over the plan: %v", err)
 		}
@@ -685,12 +682,9 @@ func TestCommitIsWhole(t *testing.T) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
 		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
-		p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of("Baan Suk"), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := newProperty(t, "Baan Suk")
 		k := store.IdempotencyKey{ApplicationID: f.App.ID, AccountID: acct.ID, Key: "whole"}
-		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+		err := e.DB.InTx(ctx, func(tx *store.Tx) error {
 			c, token, _, err := tx.ClaimIdempotency(ctx, k, "fp")
 			if err != nil || c != store.Claimed {
 				t.Fatalf("claim: %v %v", c, err)
@@ -732,10 +726,7 @@ func TestTransactionEndsClean(t *testing.T) {
 		f := storetest.NewFixture(t, db, rental.PlanDeveloper)
 		acct := f.LinkLandlord(t, db, rental.LandlordPro, rental.AllScopes)
 		create := func(tx *store.Tx, name string) error {
-			p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := newProperty(t, name)
 			_, err = tx.CreateProperty(ctx, acct, p)
 			return err
 		}
@@ -849,10 +840,7 @@ func TestBeginAhead(t *testing.T) {
 			}
 			defer tx.Rollback()
 			if !commitOnly {
-				p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
-				if err != nil {
-					t.Fatal(err)
-				}
+				p := newProperty(t, name)
 				if _, err := tx.CreateProperty(ctx, acct, p); err != nil {
 					return tx.Now, err
 				}
@@ -911,4 +899,14 @@ func TestBeginAhead(t *testing.T) {
 			t.Fatalf("%d claims ahead lost, want still 2", lost)
 		}
 	})
+}
+
+// newProperty is a property named name at the usual test rates, to create.
+func newProperty(t testing.TB, name string) rental.Property {
+	t.Helper()
+	p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of(name), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
