@@ -115,8 +115,13 @@ const maxPooledBody = 64 << 10
 // release gives the response's buffer back to its pool: the response was
 // sent without error, and nothing reads its body again. (After a failed
 // write an HTTP/2 connection may still hold it.)
+//
+// The bytes are zeroed first: were a body ever used after its release, it
+// would show as zeros at once, never as another request's answer (another
+// landlord's data).
 func (resp response) release() {
 	if b := resp.buf; b != nil && b.Cap() <= maxPooledBody {
+		clear(b.Bytes())
 		b.Reset()
 		b.pool.Put(b)
 	}

@@ -179,3 +179,46 @@ func schemaOf(t *testing.T, dsn string) string {
 	}
 	return s
 }
+
+// TestBodiesNotShared: answers are rendered into buffers the server reuses
+// once sent; many requests at once for different objects each get their
+// own object's bytes, whole, and a replayed write the bytes first sent.
+func TestBodiesNotShared(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanPro)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		key := h.liveKey(f, acct.ID)
+		type made struct{ id, name, idem, body string }
+		var props []made
+		for i := range 3 {
+			m := made{name: fmt.Sprintf("Baan %d %s", i, strings.Repeat("x", 60*i)), idem: fmt.Sprintf("bodies-%d", i)}
+			res := h.do(req{key: key, method: "POST", path: "/v1/properties", body: property(m.name), headers: []string{"Idempotency-Key: " + m.idem}})
+			if res.status != http.StatusCreated {
+				t.Fatalf("create: %d %s", res.status, res.body)
+			}
+			m.id, m.body = res.data()["id"].(string), string(res.body)
+			props = append(props, m)
+		}
+		var wg sync.WaitGroup
+		for i := range 120 {
+			m := props[i%len(props)]
+			wg.Go(func() {
+				if i%4 == 0 {
+					// A retry of the create: its first answer, byte for byte
+					// (or, beside another retry of the same key, in progress).
+					res, err := h.send(req{key: key, method: "POST", path: "/v1/properties", body: property(m.name), headers: []string{"Idempotency-Key: " + m.idem}})
+					if err != nil || string(res.body) != m.body && res.code() != "idempotency_in_progress" {
+						t.Errorf("replay of %s: %v", m.idem, err)
+					}
+					return
+				}
+				res, err := h.send(req{key: key, method: "GET", path: "/v1/properties/" + m.id})
+				if err != nil || res.status != http.StatusOK || res.data()["id"] != m.id || res.data()["name"] != m.name {
+					t.Errorf("GET %s: %v", m.id, err)
+				}
+			})
+		}
+		wg.Wait()
+	})
+}
