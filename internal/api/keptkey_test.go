@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,6 +260,56 @@ func TestClaimAheadLost(t *testing.T) {
 		}
 		if n != 6 {
 			t.Fatalf("%d properties, want 6", n)
+		}
+	})
+}
+
+// TestClaimsAheadAcrossServers: two servers write one landlord at once,
+// each predicting the clock from its own commits, so their claims ahead
+// keep meeting the other's ticks. Every write is answered 201 once, and
+// the landlord's clock gives each its own tick: no two writes share a
+// creation time, and the clock ends at the last of them.
+func TestClaimsAheadAcrossServers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		one, two, f, acct := linkedOnTwoServers(t, e)
+		key := one.liveKey(f, acct.ID)
+		const waves, perWave = 5, 8
+		const writes = waves * perWave
+		for wave := range waves {
+			// Past the pause after a loss: each wave claims ahead again.
+			e.Clock.Advance(2 * time.Second)
+			var wg sync.WaitGroup
+			for j := range perWave {
+				i, h := wave*perWave+j, []*harness{one, two}[j%2]
+				wg.Go(func() {
+					var headers []string
+					if i%3 != 0 {
+						headers = []string{fmt.Sprintf("Idempotency-Key: across-%d", i)}
+					}
+					res, err := h.send(req{key: key, method: "POST", path: "/v1/properties", body: map[string]any{"name": fmt.Sprintf("across-%d", i), "electricity_rate": 800, "water_rate": 1800}, headers: headers})
+					if err != nil || res.status != http.StatusCreated {
+						t.Errorf("write %d: %v %v", i, err, res)
+					}
+				})
+			}
+			wg.Wait()
+		}
+		var n, distinct int
+		var last, clock int64
+		if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT count(*), count(DISTINCT created_at), max(created_at) FROM properties WHERE landlord_id = $1`, acct.LandlordID).Scan(&n, &distinct, &last); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT clock FROM landlords WHERE id = $1`, acct.LandlordID).Scan(&clock); err != nil {
+			t.Fatal(err)
+		}
+		if n != writes || distinct != writes || clock < last {
+			t.Fatalf("%d properties with %d creation times, the last %d, clock %d; want %d each, clock at or after the last", n, distinct, last, clock, writes)
+		}
+		// The first wave alone makes a loss certain: both processes predict
+		// the same tick from the wall clock, and only one can have it.
+		if lost := one.e.DB.ClaimsAheadLost() + two.e.DB.ClaimsAheadLost(); e.DB.Engine() == store.Postgres && lost == 0 {
+			t.Fatal("no claim ahead met the other process's tick")
 		}
 	})
 }
