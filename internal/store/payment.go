@@ -118,9 +118,9 @@ const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_pai
 func scanPayment(sc interface{ Scan(...any) error }, p *rental.Payment) error {
 	*p = rental.Payment{Object: "payment", Currency: rental.Currency}
 	var link, url, reason sql.NullString
-	var paid sql.NullInt64
-	var expires, created, updated int64
-	err := sc.Scan(&p.ID, &p.BillID, &link, &p.Status, &p.Amount, &p.AmountPaid, &url, &p.QRPayload, &expires, &paid, &reason, &created, &updated)
+	var paid nullInteger
+	var expires, created, updated integer
+	err := sc.Scan(&p.ID, &p.BillID, &link, &p.Status, (*integer)(&p.Amount), (*integer)(&p.AmountPaid), &url, &p.QRPayload, &expires, &paid, &reason, &created, &updated)
 	if link.Valid {
 		p.PaymentLinkID = &link.String
 	}
@@ -130,8 +130,8 @@ func scanPayment(sc interface{ Scan(...any) error }, p *rental.Payment) error {
 	if reason.Valid {
 		p.FailureReason = &reason.String
 	}
-	p.PaidAt = optTime(paid)
-	p.ExpiresAt, p.CreatedAt, p.UpdatedAt = rental.UnixMilli(expires), rental.UnixMilli(created), rental.UnixMilli(updated)
+	p.PaidAt = optTime(sql.NullInt64(paid))
+	p.ExpiresAt, p.CreatedAt, p.UpdatedAt = rental.UnixMilli(int64(expires)), rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
 	return err
 }
 

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"rentapi/internal/rental"
@@ -13,14 +12,14 @@ const propertyColumns = `id, name, address, electricity_rate, water_billing, wat
 
 func scanProperty(sc interface{ Scan(...any) error }, p *rental.Property) error {
 	*p = rental.Property{Object: "property", Currency: rental.Currency}
-	var flat sql.NullInt64
-	var created, updated int64
-	err := sc.Scan(&p.ID, &p.Name, &p.Address, &p.ElectricityRate, &p.WaterBilling, &p.WaterRate, &flat, &p.DueDay,
-		&p.RoomCount, &created, &updated)
+	var flat nullInteger
+	var created, updated integer
+	err := sc.Scan(&p.ID, &p.Name, &p.Address, (*integer)(&p.ElectricityRate), &p.WaterBilling, (*integer)(&p.WaterRate), &flat, (*integer)(&p.DueDay),
+		(*integer)(&p.RoomCount), &created, &updated)
 	if flat.Valid {
 		p.WaterFlatAmount = &flat.Int64
 	}
-	p.CreatedAt, p.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	p.CreatedAt, p.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
 	return err
 }
 

@@ -13,17 +13,17 @@ const roomColumns = `id, property_id, number, floor, monthly_rent, status,
 
 func scanRoom(sc interface{ Scan(...any) error }, r *rental.Room) error {
 	*r = rental.Room{Object: "room", Currency: rental.Currency}
-	var floor sql.NullInt64
+	var floor nullInteger
 	var tenant sql.NullString
-	var created, updated int64
-	err := sc.Scan(&r.ID, &r.PropertyID, &r.Number, &floor, &r.MonthlyRent, &r.Status, &tenant, &created, &updated)
+	var created, updated integer
+	err := sc.Scan(&r.ID, &r.PropertyID, &r.Number, &floor, (*integer)(&r.MonthlyRent), &r.Status, &tenant, &created, &updated)
 	if floor.Valid {
 		r.Floor = &floor.Int64
 	}
 	if tenant.Valid {
 		r.TenantID = &tenant.String
 	}
-	r.CreatedAt, r.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	r.CreatedAt, r.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
 	return err
 }
 

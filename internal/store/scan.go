@@ -10,7 +10,8 @@ import (
 // integer scans an integer column straight from the driver's int64:
 // database/sql has no fast path for integer destinations and converts each
 // one through reflection, which was a twentieth of a page of bills. Scan
-// into (*integer)(&x), for any x of an int64 kind.
+// into (*integer)(&x), for any x of an int64 kind. The monthly cycle's
+// objects (properties, rooms, tenants, readings, bills, payments) use it.
 type integer int64
 
 // Scan takes the driver's int64.

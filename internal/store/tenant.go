@@ -16,9 +16,9 @@ const tenantColumns = `id, room_id, property_id, name, phone, email, chat_enable
 func (q *Queries) scanTenant(sc interface{ Scan(...any) error }, t *rental.Tenant) error {
 	*t = rental.Tenant{Object: "tenant"}
 	var email, code sql.NullString
-	var in, created, updated int64
-	var out sql.NullInt64
-	err := sc.Scan(&t.ID, &t.RoomID, &t.PropertyID, &t.Name, &t.Phone, &email, &t.ChatEnabled, &t.ChatRegistered, &code, &t.Occupants,
+	var in, created, updated integer
+	var out nullInteger
+	err := sc.Scan(&t.ID, &t.RoomID, &t.PropertyID, &t.Name, &t.Phone, &email, &t.ChatEnabled, &t.ChatRegistered, &code, (*integer)(&t.Occupants),
 		&in, &out, &created, &updated)
 	if email.Valid {
 		t.Email = &email.String
@@ -29,8 +29,8 @@ func (q *Queries) scanTenant(sc interface{ Scan(...any) error }, t *rental.Tenan
 	if q.friendURL != "" {
 		t.ChatRegistrationURL = &q.friendURL
 	}
-	t.MovedInAt, t.MovedOutAt = rental.UnixMilli(in), optTime(out)
-	t.CreatedAt, t.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	t.MovedInAt, t.MovedOutAt = rental.UnixMilli(int64(in)), optTime(sql.NullInt64(out))
+	t.CreatedAt, t.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
 	return err
 }
 
