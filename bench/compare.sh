@@ -249,14 +249,17 @@ done
 
 # At a fixed rate of half the maximum each engine answered (median), the
 # latencies a server has when it is not saturated; bare at the SQLite rate
-# for scale.
+# for scale, and at half its own maximum: what the machine gives a server
+# that does nothing but answer, when that server takes as much of it.
 printf '\nGET /v1/bills?limit=20 at a fixed rate (half the req/s above) for %s, cycle pace:\n' "$duration"
 for engine in "${engines[@]}"; do
 	rate=$(awk -v m="$(median "$work/res-get-$engine" 1)" 'BEGIN {printf "%.0f", m / 2}')
 	[ "$engine" = sqlite ] && sqlite_rate=$rate
-	printf 'fixed rate, %-9s %s\n' "$engine" "$("$cycle" -url "${url[$engine]}" -key "${key[$engine]}" -rate "$rate" -duration "$duration" pace)"
+	printf 'fixed rate, %-9s %s\n' "$engine" "$("$cycle" -url "${url[$engine]}" -key "${key[$engine]}" -rate "$rate" -duration "$duration" -c "$conns" pace)"
 done
-printf 'fixed rate, %-9s %s\n' bare "$("$cycle" -url "${url[bare]}" -rate "$sqlite_rate" -duration "$duration" pace)"
+printf 'fixed rate, %-9s %s\n' bare "$("$cycle" -url "${url[bare]}" -rate "$sqlite_rate" -duration "$duration" -c "$conns" pace)"
+rate=$(awk -v m="$bare_rps" 'BEGIN {printf "%.0f", m / 2}')
+printf 'fixed rate, %-9s %s\n' "bare at half its maximum" "$("$cycle" -url "${url[bare]}" -rate "$rate" -duration "$duration" -c "$conns" pace)"
 
 echo
 echo "peak RSS (VmHWM):"

@@ -18,12 +18,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -44,7 +46,7 @@ func main() {
 	base := flag.String("url", "", "service URL (load, pace, lua, pocketbase)")
 	key := flag.String("key", "", "live key (load, pace)")
 	duration := flag.Duration("duration", 10*time.Second, "length of each load run")
-	conns := flag.Int("c", 16, "concurrent requests (load, pocketbase)")
+	conns := flag.Int("c", 16, "concurrent requests (load, pocketbase), or connections (pace)")
 	rate := flag.Float64("rate", 0, "requests a second (pace)")
 	path := flag.String("path", "/v1/bills?limit=20", "path to GET (pace)")
 	superuser := flag.String("superuser", "", "EMAIL:PASSWORD of a PocketBase superuser (pocketbase)")
@@ -59,7 +61,7 @@ func main() {
 	case "load":
 		err = load(*base, *key, *duration, *conns)
 	case "pace":
-		err = paceGet(*base, *key, *path, *rate, *duration)
+		err = paceGet(*base, *key, *path, *rate, *conns, *duration)
 	case "lua":
 		err = luaWrites(*base, flag.Args()[1:])
 	case "pocketbase":
@@ -133,35 +135,99 @@ func run(d time.Duration, conns int, next func(worker, i int) *http.Request, ok 
 	return res
 }
 
-// pace sends rate requests a second for d, each at its own time whether
-// or not earlier ones were answered, and times each from when it was due
-// to be sent. It is an open loop, as clients on the internet are: a server
+// pace sends rate GET requests a second for d, each due at its own time
+// whether or not earlier ones were answered, and times each from when it
+// was due. It is an open loop, as clients on the internet are: a server
 // that falls behind shows in the latencies instead of slowing the load, as
 // it would in run or wrk (coordinated omission), so the percentiles are
-// those of a server at that rate. The generator's own lateness counts too.
-func pace(d time.Duration, rate float64, next func(worker, i int) *http.Request, ok int) result {
+// those of a server at that rate.
+//
+// It works as wrk2 does, over conns keep-alive connections of its own:
+// connection c sends the requests due at began + (k·conns + c)/rate, and one
+// that comes due while the connection still waits for an answer is sent
+// right after it, still timed from when it was due. The request is bytes
+// made once and the answers are read without Go's HTTP client and its
+// goroutines per request: the pacer takes a quarter less CPU from the
+// server it measures, and keeps up with rates of 15,000 a second (bare's
+// half maximum) on this 2-core machine.
+func pace(d time.Duration, rate float64, conns int, addr string, req []byte, ok int) result {
 	var mu sync.Mutex
 	res := result{failed: map[string]int{}}
 	var wg sync.WaitGroup
 	interval := time.Duration(float64(time.Second) / rate)
+	n := int(d / interval)
 	began := time.Now()
-	for i := 0; ; i++ {
-		due := began.Add(time.Duration(i) * interval)
-		if due.Sub(began) >= d {
-			break
-		}
-		time.Sleep(time.Until(due))
+	for c := range conns {
 		wg.Go(func() {
-			what := send(next(0, i), ok)
-			lat := time.Since(due)
+			var lat []time.Duration
+			failed := map[string]int{}
+			var conn *paceConn
+			for i := c; i < n; i += conns {
+				due := began.Add(time.Duration(i) * interval)
+				time.Sleep(time.Until(due))
+				what := "transport"
+				if conn == nil {
+					conn, _ = dialPace(addr)
+				}
+				if conn != nil {
+					var err error
+					if what, err = conn.do(req, ok); err != nil {
+						conn.Close()
+						conn, what = nil, "transport"
+					}
+				}
+				lat = append(lat, time.Since(due))
+				failed[what]++
+			}
+			if conn != nil {
+				conn.Close()
+			}
 			mu.Lock()
-			res.add([]time.Duration{lat}, map[string]int{what: 1})
+			res.add(lat, failed)
 			mu.Unlock()
 		})
 	}
 	wg.Wait()
 	res.n, res.duration = len(res.lat), d
 	return res
+}
+
+// paceConn is one of pace's keep-alive connections.
+type paceConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func dialPace(addr string) (*paceConn, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &paceConn{c, bufio.NewReaderSize(c, 64<<10)}, nil
+}
+
+// do sends req and reads its answer through: it returns "" if the status
+// was ok, else the status; an error means the connection is done for.
+func (c *paceConn) do(req []byte, ok int) (string, error) {
+	if _, err := c.Write(req); err != nil {
+		return "", err
+	}
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err == nil && resp.Close {
+		err = io.EOF
+	}
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != ok {
+		return strconv.Itoa(resp.StatusCode), nil
+	}
+	return "", nil
 }
 
 // add counts a worker's latencies and failures ("" is no failure) in r.
@@ -195,16 +261,24 @@ const paceWarmup = 2 * time.Second
 
 // paceGet prints the latencies of GET path at rate requests a second for
 // d (see pace).
-func paceGet(base, key, path string, rate float64, d time.Duration) error {
+func paceGet(base, key, path string, rate float64, conns int, d time.Duration) error {
 	if rate <= 0 {
 		return fmt.Errorf("pace: -rate %v: want a positive rate", rate)
 	}
-	http.DefaultTransport.(*http.Transport).MaxIdleConnsPerHost = 1000
+	u, err := url.Parse(base)
+	if err != nil {
+		return err
+	}
+	req := "GET " + path + " HTTP/1.1\r\nHost: " + u.Host + "\r\n"
+	if key != "" {
+		req += "Authorization: Bearer " + key + "\r\n"
+	}
+	b := []byte(req + "\r\n")
 	// A warm-up at the same rate, not counted: the first fraction of a
-	// second otherwise times this client dialling its connections (and
-	// the server's pools filling), not the server at the rate.
-	pace(paceWarmup, rate, getter(base, key, path), 200)
-	fmt.Println(pace(d, rate, getter(base, key, path), 200))
+	// second otherwise times the connections being dialled and the
+	// server's pools filling, not the server at the rate.
+	pace(paceWarmup, rate, conns, u.Host, b, 200)
+	fmt.Println(pace(d, rate, conns, u.Host, b, 200))
 	return nil
 }
 
