@@ -172,7 +172,7 @@ func (c *pgConn) commit(ctx context.Context, stmts []stmt) error {
 	all := append(c.queued, stmts...)
 	c.queued = nil
 	for _, s := range all {
-		if s.lost != nil && s.scan == nil && !s.checked {
+		if s.lost != nil && s.scan == nil && s.rows == nil && !s.checked {
 			s.sql = mustChangeOne(s.sql)
 		}
 		c.queued = append(c.queued, s)
@@ -213,6 +213,21 @@ func mustChangeOne(q string) string {
 // answer reads the statement's answer, its row or its count, from the
 // batch, and judges it.
 func (s stmt) answer(br pgx.BatchResults) error {
+	if s.rows != nil {
+		rows, err := br.Query()
+		if err == nil {
+			err = s.rows(batchRows{Rows: rows})
+			if cerr := (batchRows{Rows: rows}).Close(); err == nil {
+				err = cerr
+			}
+		} else if rows != nil {
+			rows.Close()
+		}
+		if err != nil {
+			return s.failed(err)
+		}
+		return nil
+	}
 	if s.scan != nil {
 		if err := s.scan(br.QueryRow()); err != nil {
 			return s.failed(err)

@@ -138,6 +138,7 @@ func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in Readin
 	var flat sql.NullInt64
 	var latestID, latestMonth sql.NullString
 	var ePrev, wPrev sql.NullInt64
+	tx.readEndpointsAhead(acct)
 	err := tx.c.QueryRowContext(ctx, `SELECT r.id, r.number, r.property_id, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount,
 			m.id, m.month, m.e_current, m.w_current
 		FROM rooms r JOIN properties p ON p.id = r.property_id
@@ -167,11 +168,11 @@ func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in Readin
 	}
 	r.Water.Billing, r.Water.FlatAmount = prop.WaterBilling, prop.WaterFlatAmount
 	e, w := r.Electricity, r.Water
-	// Sent with the next statement, the event's look for its endpoints,
-	// whose error its failure is (at Commit, it would come after the
-	// answer was made): the landlord's lock, held since the month was
-	// looked at above, leaves no other reading of the month to meet but
-	// one a writer ignoring the lock made.
+	// Sent with COMMIT, the event's endpoints having been read with the
+	// room: the landlord's lock, held since the month was looked at above,
+	// leaves no other reading of the month to meet but one a writer
+	// ignoring the lock made (then the answer is that reading's 409, and
+	// kept by no Idempotency-Key).
 	err = tx.later(ctx, stmt{sql: `INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month,
 			e_previous, e_current, e_rollover, e_rate, w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`,

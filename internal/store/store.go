@@ -576,6 +576,9 @@ type Tx struct {
 	jobs               []river.InsertManyParams
 	// atCommit are statements left for Commit to run (see execAll).
 	atCommit []stmt
+	// endpoints are the landlord's webhook endpoints as a read queued
+	// early found them (see readEndpointsAhead), while read is false.
+	endpoints linkedEndpoints
 }
 
 // stmt is a statement whose only answer is the count of rows it changed,
@@ -597,6 +600,8 @@ type stmt struct {
 	taken error
 	// scan, if set, reads the statement's one row (a queued read).
 	scan func(row) error
+	// rows, if set, reads the statement's rows (a queued read of many).
+	rows func(rowSet) error
 }
 
 // later runs a statement whose answer the transaction needs only if it

@@ -239,51 +239,100 @@ func (tx *Tx) fanOut(ctx context.Context, acct *rental.Account, ev rental.Event,
 // whose links are active, or, for an event of a link (ownApp), of the
 // account's application whatever the link's state.
 func (tx *Tx) targets(ctx context.Context, acct *rental.Account, ev rental.Event, ownApp bool) ([]target, error) {
-	query := `SELECT e.id, e.enabled_events, a.id, a.scopes, app.scopes
+	all := tx.endpoints
+	if !all.read || all.landlordID != acct.LandlordID || all.mode != ev.Mode {
+		rows, err := tx.c.QueryContext(ctx, tx.endpointsQuery(), acct.LandlordID, string(ev.Mode), rental.EndpointEnabled)
+		if err != nil {
+			return nil, fmt.Errorf("store: endpoints for event: %w", err)
+		}
+		defer rows.Close()
+		if all.list, err = scanLinkedEndpoints(rows); err != nil {
+			return nil, fmt.Errorf("store: endpoints for event: %w", err)
+		}
+	}
+	var targets []target
+	for _, e := range all.list {
+		if ownApp && e.accountID != acct.ID || !ownApp && !e.active {
+			continue
+		}
+		w := rental.WebhookEndpoint{}
+		if json.Unmarshal([]byte(e.events), &w.EnabledEvents) != nil || !w.Wants(ev.Type) {
+			continue
+		}
+		g, _ := rental.ParseScopes(e.granted)
+		a, _ := rental.ParseScopes(e.asked)
+		if g.Intersect(a).CanRead(ev.Type) {
+			targets = append(targets, e.target)
+		}
+	}
+	return targets, nil
+}
+
+// linkedEndpoints are the enabled endpoints of one mode of the
+// applications linked to a landlord (endpointsQuery), once read.
+type linkedEndpoints struct {
+	read       bool
+	landlordID string
+	mode       rental.Mode
+	list       []linkedEndpoint
+}
+
+// linkedEndpoint is an endpoint with the link through which it sees the
+// landlord: whether the link is active, the scopes it granted and those
+// the application asks for.
+type linkedEndpoint struct {
+	target
+	events, granted, asked string
+	active                 bool
+}
+
+// endpointsQuery selects the linkedEndpoints of landlord $1 in mode $2,
+// status $3. On PostgreSQL the endpoints stay until the transaction ends
+// (FOR KEY SHARE), as the deliveries' foreign keys would hold them: those
+// are inserted at commit (see flush), and a deletion meanwhile waits and
+// then takes the deliveries with it. SQLite has one writer: nothing is
+// deleted meanwhile.
+func (tx *Tx) endpointsQuery() string {
+	q := `SELECT e.id, e.enabled_events, a.id, a.revoked_at IS NULL, a.scopes, app.scopes
 		FROM webhook_endpoints e
 		JOIN applications app ON app.id = e.application_id
 		JOIN accounts a ON a.application_id = e.application_id
 		WHERE a.landlord_id = $1 AND e.mode = $2 AND e.status = $3`
-	args := []any{acct.LandlordID, string(ev.Mode), rental.EndpointEnabled}
-	if ownApp {
-		query += ` AND a.id = $4`
-		args = append(args, acct.ID)
-	} else {
-		query += ` AND a.revoked_at IS NULL`
-	}
 	if tx.db.engine == Postgres {
-		// The deliveries are inserted at commit (see flush): until then
-		// the endpoints stay, as the inserts' foreign keys would hold them
-		// (a deletion waits and then takes the deliveries with it). SQLite
-		// has one writer: nothing is deleted meanwhile.
-		query += ` FOR KEY SHARE OF e`
+		q += ` FOR KEY SHARE OF e`
 	}
-	rows, err := tx.c.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("store: endpoints for event: %w", err)
-	}
-	defer rows.Close()
-	var targets []target
+	return q
+}
+
+func scanLinkedEndpoints(rows rowSet) ([]linkedEndpoint, error) {
+	var list []linkedEndpoint
 	for rows.Next() {
-		var t target
-		var events, granted, asked string
-		if err := rows.Scan(&t.endpointID, &events, &t.accountID, &granted, &asked); err != nil {
-			return nil, fmt.Errorf("store: endpoints for event: %w", err)
+		var e linkedEndpoint
+		if err := rows.Scan(&e.endpointID, &e.events, &e.accountID, &e.active, &e.granted, &e.asked); err != nil {
+			return nil, err
 		}
-		e := rental.WebhookEndpoint{}
-		if json.Unmarshal([]byte(events), &e.EnabledEvents) != nil || !e.Wants(ev.Type) {
-			continue
-		}
-		g, _ := rental.ParseScopes(granted)
-		a, _ := rental.ParseScopes(asked)
-		if g.Intersect(a).CanRead(ev.Type) {
-			targets = append(targets, t)
-		}
+		list = append(list, e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: endpoints for event: %w", err)
+	return list, rows.Err()
+}
+
+// readEndpointsAhead queues the read of the landlord's endpoints that the
+// events of the transaction go to (see targets) for its next round trip,
+// on PostgreSQL: the round trip a write would otherwise spend on it once
+// it records its event. Only for a write that changes no link,
+// application or endpoint before it records its events, which would not
+// see the change.
+func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
+	if tx.pg == nil || tx.quiet {
+		return
 	}
-	return targets, nil
+	e := &tx.endpoints
+	tx.pg.queued = append(tx.pg.queued, stmt{sql: tx.endpointsQuery(), args: []any{acct.LandlordID, string(acct.Mode()), rental.EndpointEnabled},
+		what: "store: endpoints for event", rows: func(rows rowSet) error {
+			list, err := scanLinkedEndpoints(rows)
+			*e = linkedEndpoints{read: err == nil, landlordID: acct.LandlordID, mode: acct.Mode(), list: list}
+			return err
+		}})
 }
 
 const deliveryColumns = `id, endpoint_id, event_id, event_type, body, status, attempts, generation, next_attempt_at, created_at, updated_at`

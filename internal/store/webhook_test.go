@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -254,4 +255,93 @@ func testEndpoint(t *testing.T, e storetest.Engine) (storetest.Fixture, *rental.
 		}
 		return id
 	}
+}
+
+// A reading's event goes to the landlord's endpoints that want it. On
+// PostgreSQL the reading reads them with its room, in its first round
+// trip, and they stay from then on: an endpoint deleted meanwhile goes only
+// once the reading committed, and takes the reading's delivery with it,
+// while the reading commits as if nothing happened.
+func TestReadingReadsEndpointsAhead(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f, acct, ep, _ := testEndpoint(t, e)
+		pg := e.DB.Engine() == store.Postgres
+		var room *rental.Room
+		err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+			prop, err := tx.CreateProperty(ctx, acct, newProperty(t, "Baan Ahead"))
+			if err == nil {
+				room, err = tx.CreateRoom(ctx, acct, rental.Room{PropertyID: prop.ID, Number: "1", MonthlyRent: 350000, Status: "vacant"})
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		deliveries := func() (n int) {
+			t.Helper()
+			if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = $1 AND event_type = 'meter.reading.created'`, ep.ID).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		reading := func(month string) *store.Tx {
+			t.Helper()
+			tx, err := e.DB.BeginAhead(ctx, acct, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { tx.Rollback() })
+			part := rental.PartInput{Set: true, Current: rental.Of[rental.Quantity](10)}
+			if _, err := tx.CreateReading(ctx, acct, store.ReadingInput{RoomID: room.ID, Month: month, Electricity: part, Water: part}); err != nil {
+				t.Fatal(err)
+			}
+			if tx.EndpointsReadAhead() != pg {
+				t.Fatalf("endpoints read ahead: %v on %s", !pg, e.DB.Engine())
+			}
+			return tx
+		}
+		if err := reading("2026-10").Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if n := deliveries(); n != 1 {
+			t.Fatalf("%d deliveries of the reading, want 1", n)
+		}
+		if !pg {
+			return // one writer: nothing is deleted while a reading is made
+		}
+		tx := reading("2026-11")
+		deleted := make(chan error, 1)
+		go func() {
+			deleted <- e.DB.InTx(context.Background(), func(tx *store.Tx) error {
+				return tx.DeleteEndpoint(context.Background(), f.App.ID, rental.ModeTest, ep.ID)
+			})
+		}()
+		// The deletion waits for the reading's lock on the endpoint.
+		for waiting := 0; waiting == 0; {
+			select {
+			case err := <-deleted:
+				t.Fatalf("the endpoint was deleted while a reading that read it was open (%v)", err)
+			case <-time.After(10 * time.Millisecond):
+			}
+			err := e.DB.WritePool().QueryRowContext(ctx, `SELECT count(*) FROM pg_stat_activity
+				WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM webhook_endpoints%'`).Scan(&waiting)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatalf("the reading, with its endpoint being deleted: %v", err)
+		}
+		if err := <-deleted; err != nil {
+			t.Fatal(err)
+		}
+		if n := deliveries(); n != 0 {
+			t.Fatalf("%d deliveries left of a deleted endpoint", n)
+		}
+		var readings int
+		if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT count(*) FROM meter_readings WHERE room_id = $1`, room.ID).Scan(&readings); err != nil || readings != 2 {
+			t.Fatalf("%d readings (%v), want 2", readings, err)
+		}
+	})
 }
