@@ -56,6 +56,7 @@ func (q *Queries) ListBills(ctx context.Context, acct *rental.Account, f BillFil
 // the room's rent, the reading's usage at its rates, due on the property's
 // due day of the next month. Issued unless issue is false (a draft).
 func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, month string, issue bool) (*rental.Bill, error) {
+	tx.readEndpointsAhead(acct)
 	room, err := tx.GetRoom(ctx, acct, roomID)
 	if err != nil {
 		return nil, err

@@ -40,6 +40,7 @@ func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
+	tx.readEndpointsAhead(acct)
 	usage, err := tx.Usage(ctx, acct)
 	if err != nil {
 		return nil, err

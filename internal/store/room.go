@@ -49,6 +49,7 @@ func (q *Queries) ListRooms(ctx context.Context, acct *rental.Account, f RoomFil
 // meters, within the plan's room limit, and records room.created. A number
 // already used in the property is 409 room_number_taken.
 func (tx *Tx) CreateRoom(ctx context.Context, acct *rental.Account, r rental.Room) (*rental.Room, error) {
+	tx.readEndpointsAhead(acct)
 	if err := tx.lock(ctx, "properties", "property", acct.LandlordID, r.PropertyID); err != nil {
 		return nil, err // locked so that the property cannot be deleted under the new room
 	}

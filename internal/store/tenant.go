@@ -74,6 +74,7 @@ func (q *Queries) ListTenants(ctx context.Context, acct *rental.Account, f Tenan
 // MoveIn puts a tenant in a room without one (else 409 room_occupied); the
 // room becomes occupied. Records tenant.created and room.updated.
 func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t rental.Tenant) (*rental.Tenant, error) {
+	tx.readEndpointsAhead(acct)
 	if err := tx.lock(ctx, "rooms", "room", acct.LandlordID, roomID); err != nil {
 		return nil, err
 	}

@@ -319,14 +319,16 @@ func scanLinkedEndpoints(rows rowSet) ([]linkedEndpoint, error) {
 // readEndpointsAhead queues the read of the landlord's endpoints that the
 // events of the transaction go to (see targets) for its next round trip,
 // on PostgreSQL: the round trip a write would otherwise spend on it once
-// it records its event. Only for a write that changes no link,
-// application or endpoint before it records its events, which would not
-// see the change.
+// it records its event. Once read, they serve the transaction's later
+// events of the landlord too. Only for the writes of the landlord's own
+// data (properties, rooms, tenants, readings, bills), which change no
+// link, application or endpoint: the endpoints read would not show the
+// change.
 func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
-	if tx.pg == nil || tx.quiet {
+	e := &tx.endpoints
+	if tx.pg == nil || tx.quiet || e.read && e.landlordID == acct.LandlordID && e.mode == acct.Mode() {
 		return
 	}
-	e := &tx.endpoints
 	tx.pg.queued = append(tx.pg.queued, stmt{sql: tx.endpointsQuery(), args: []any{acct.LandlordID, string(acct.Mode()), rental.EndpointEnabled},
 		what: "store: endpoints for event", rows: func(rows rowSet) error {
 			list, err := scanLinkedEndpoints(rows)
