@@ -217,11 +217,12 @@ func (s stmt) answer(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err == nil {
 			err = s.rows(batchRows{Rows: rows})
-			if cerr := (batchRows{Rows: rows}).Close(); err == nil {
-				err = cerr
-			}
-		} else if rows != nil {
+		}
+		if rows != nil {
 			rows.Close()
+			if err == nil {
+				err = rows.Err()
+			}
 		}
 		if err != nil {
 			return s.failed(err)
