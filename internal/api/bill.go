@@ -40,7 +40,7 @@ func (s *Server) createBill(c *call) (int, any, error) {
 }
 
 func (s *Server) listBills(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.BillFilter
 	var err error
 	for name, dst := range map[string]*string{"property_id": &f.PropertyID, "room_id": &f.RoomID, "tenant_id": &f.TenantID} {

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -24,7 +25,9 @@ const maxBody = 1 << 20
 
 // call is one authenticated API request as a handler sees it.
 type call struct {
-	r      *http.Request
+	r *http.Request
+	// params are the request's query parameters, checked (see checkQuery).
+	params url.Values
 	ctx    context.Context
 	caller *caller
 	// q reads: on the read pool for GET, inside the transaction for writes.
@@ -178,13 +181,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		return fail(&rental.Error{Kind: rental.KindForbidden, Code: "insufficient_scope", Scope: string(scope),
 			Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."})
 	}
-	if err := checkQuery(r, query); err != nil {
+	params, err := checkQuery(r, query)
+	if err != nil {
 		return fail(err)
 	}
 	if err := checkPathIDs(r); err != nil {
 		return fail(err)
 	}
-	c := &call{r: r, ctx: r.Context(), caller: cl, appLevel: appLevel}
+	c := &call{r: r, params: params, ctx: r.Context(), caller: cl, appLevel: appLevel}
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		c.q = s.db.Read()
 		if kc != nil {
@@ -391,8 +395,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 }
 
 // checkQuery refuses query parameters the operation does not accept, and
-// any parameter given twice.
-func checkQuery(r *http.Request, allowed []string) error {
+// any parameter given twice; it returns the parameters, parsed once for
+// the whole request.
+func checkQuery(r *http.Request, allowed []string) (url.Values, error) {
 	q := r.URL.Query()
 	names := make([]string, 0, len(q))
 	for name := range q {
@@ -401,17 +406,17 @@ func checkQuery(r *http.Request, allowed []string) error {
 	slices.Sort(names)
 	for _, name := range names {
 		if !slices.Contains(allowed, name) {
-			return &rental.Error{Kind: rental.KindInvalid, Code: "unknown_parameter", Param: name,
+			return nil, &rental.Error{Kind: rental.KindInvalid, Code: "unknown_parameter", Param: name,
 				Message: "Unknown query parameter '" + name + "'. Accepted: " + strings.Join(allowed, ", ") + "."}
 		}
 		if len(q[name]) > 1 {
-			return rental.Invalid(name, "Query parameter '%s' was given more than once.", name)
+			return nil, rental.Invalid(name, "Query parameter '%s' was given more than once.", name)
 		}
 		if v := q.Get(name); !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
-			return rental.Invalid(name, "Query parameter '%s' must be text without control characters.", name)
+			return nil, rental.Invalid(name, "Query parameter '%s' must be text without control characters.", name)
 		}
 	}
-	return nil
+	return q, nil
 }
 
 // checkPathIDs answers 404 for a path ID that cannot be one of ours (IDs are

@@ -23,7 +23,7 @@ func readable(c *call) store.EventFilter {
 }
 
 func (s *Server) listEvents(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	f := readable(c)
 	if q.Has("type") {
 		t := q.Get("type")

@@ -82,7 +82,7 @@ func (s *Server) send(c *call, spec store.NotifySpec) (int, any, error) {
 }
 
 func (s *Server) listNotifications(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.NotificationFilter
 	var err error
 	if f.TenantID, err = queryID(q, "tenant_id"); err != nil {

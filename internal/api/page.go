@@ -42,7 +42,7 @@ type pager struct {
 // newPager parses the common list parameters. filters names the list's
 // other query parameters, whose values the cursor is bound to.
 func (s *Server) newPager(c *call, filters ...string) (*pager, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	bound := make([]string, len(filters))
 	for i, name := range filters {
 		bound[i] = name + "=" + q.Get(name)

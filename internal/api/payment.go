@@ -29,7 +29,7 @@ func (s *Server) createPaymentLink(c *call) (int, any, error) {
 }
 
 func (s *Server) listPayments(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.PaymentFilter
 	var err error
 	if f.BillID, err = queryID(q, "bill_id"); err != nil {

@@ -13,7 +13,7 @@ var (
 )
 
 func (s *Server) listMeters(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.MeterFilter
 	var err error
 	if f.PropertyID, err = queryID(q, "property_id"); err != nil {
@@ -109,7 +109,7 @@ func (s *Server) getReading(c *call) (int, any, error) {
 
 // monthFilter reads month, from_month and to_month.
 func monthFilter(c *call) (store.MonthFilter, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.MonthFilter
 	var err error
 	if f.Month, err = queryMonth(q, "month"); err != nil {
@@ -123,7 +123,7 @@ func monthFilter(c *call) (store.MonthFilter, error) {
 }
 
 func (s *Server) listReadings(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.ReadingFilter
 	var err error
 	if f.PropertyID, err = queryID(q, "property_id"); err != nil {

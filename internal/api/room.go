@@ -14,7 +14,7 @@ func position[T any](created func(T) rental.Time, id func(T) string) func(T) sto
 var roomPosition = position(func(r rental.Room) rental.Time { return r.CreatedAt }, func(r rental.Room) string { return r.ID })
 
 func (s *Server) listRooms(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.RoomFilter
 	var err error
 	if f.PropertyID = c.r.PathValue("property_id"); f.PropertyID != "" {

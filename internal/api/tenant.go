@@ -53,7 +53,7 @@ func (s *Server) moveOut(c *call) (int, any, error) {
 }
 
 func (s *Server) listTenants(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.TenantFilter
 	var err error
 	if f.PropertyID, err = queryID(q, "property_id"); err != nil {

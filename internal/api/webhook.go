@@ -121,7 +121,7 @@ func (s *Server) testEndpoint(c *call) (int, any, error) {
 }
 
 func (s *Server) listDeliveries(c *call) (int, any, error) {
-	q := c.r.URL.Query()
+	q := c.params
 	var f store.DeliveryFilter
 	var err error
 	if f.Status, err = queryEnum(q, "status", rental.DeliveryPending, rental.DeliverySucceeded, rental.DeliveryFailed); err != nil {

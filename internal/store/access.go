@@ -273,7 +273,7 @@ func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error 
 const accountColumns = `a.id, a.application_id, a.landlord_id, l.name, l.plan, l.qr_payments, a.sandbox,
 	a.revoked_at, a.scopes, a.created_at, a.updated_at`
 
-func scanAccount(sc interface{ Scan(...any) error }, a *rental.Account) error {
+func scanAccount(sc *scanner, a *rental.Account) error {
 	*a = rental.Account{}
 	dest, finish := accountDest(a)
 	err := sc.Scan(dest...)

@@ -12,7 +12,7 @@ import (
 const billColumns = `id, room_id, property_id, tenant_id, reading_id, month, status, rent, e_usage, e_rate, e_amount,
 	w_usage, w_rate, w_amount, w_billing, occupants, total, amount_paid, due_date, issued_at, paid_at, overdue_at, created_at, updated_at`
 
-func scanBill(sc interface{ Scan(...any) error }, b *rental.Bill) error {
+func scanBill(sc *scanner, b *rental.Bill) error {
 	*b = rental.Bill{Object: "bill", Currency: rental.Currency}
 	var tenant sql.NullString
 	var issued, paid, overdue nullInteger

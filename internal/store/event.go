@@ -161,7 +161,7 @@ type StoredEvent struct {
 
 const eventColumns = `id, type, mode, data, created_at`
 
-func scanEvent(sc interface{ Scan(...any) error }, e *StoredEvent) error {
+func scanEvent(sc *scanner, e *StoredEvent) error {
 	*e = StoredEvent{}
 	var mode, data string
 	var created int64

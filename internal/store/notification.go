@@ -32,7 +32,7 @@ func (SendArgs) InsertOpts() river.InsertOpts {
 
 const notificationColumns = `id, type, tenant_id, bill_id, text, status, attempts, failure_reason, sent_at, created_at, updated_at`
 
-func scanNotification(sc interface{ Scan(...any) error }, n *rental.Notification) error {
+func scanNotification(sc *scanner, n *rental.Notification) error {
 	*n = rental.Notification{Object: "notification", Channel: rental.ChannelLINE}
 	var bill, text, reason sql.NullString
 	var sent sql.NullInt64
@@ -223,7 +223,7 @@ func (q *Queries) SendWork(ctx context.Context, id string) (*SendWork, error) {
 			n.sent_at, n.created_at, n.updated_at, n.landlord_id, l.sandbox, n.notice, n.retry_key, t.line_user_id, t.chat_unreachable
 		FROM notifications n JOIN landlords l ON l.id = n.landlord_id JOIN tenants t ON t.id = n.tenant_id
 		WHERE n.id = $1`, id)
-	err := scanNotification(scanMore{row, []any{&w.LandlordID, &w.Sandbox, &notice, &w.RetryKey, &user, &w.Unreachable}}, &w.Notification)
+	err := scanNotification(&scanner{src: row, more: []any{&w.LandlordID, &w.Sandbox, &notice, &w.RetryKey, &user, &w.Unreachable}}, &w.Notification)
 	if err == sql.ErrNoRows {
 		return nil, rental.NotFound("notification", id)
 	}
@@ -236,15 +236,6 @@ func (q *Queries) SendWork(ctx context.Context, id string) (*SendWork, error) {
 	}
 	return &w, nil
 }
-
-// scanMore scans a row's leading columns with one scan function and the
-// rest into more.
-type scanMore struct {
-	sc   interface{ Scan(...any) error }
-	more []any
-}
-
-func (s scanMore) Scan(dest ...any) error { return s.sc.Scan(append(dest, s.more...)...) }
 
 // SendResult is how one attempt of a send ended: Outcome, and for a
 // failure that ends the notification (refused, or the last attempt) Final

@@ -46,9 +46,9 @@ func (p Page) keyset(n int) (cond, tail string, args []any) {
 
 // one runs a query for a single object of kind what: absent is
 // rental.NotFound, anything else wrapped with the kind.
-func one[T any](ctx context.Context, q *Queries, what, id, query string, args []any, scan func(interface{ Scan(...any) error }, *T) error) (*T, error) {
+func one[T any](ctx context.Context, q *Queries, what, id, query string, args []any, scan func(*scanner, *T) error) (*T, error) {
 	v := new(T)
-	err := scan(q.c.QueryRowContext(ctx, query, args...), v)
+	err := scan(&scanner{src: q.c.QueryRowContext(ctx, query, args...)}, v)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound(what, id)
 	}
@@ -60,7 +60,7 @@ func one[T any](ctx context.Context, q *Queries, what, id, query string, args []
 
 // list runs a page query built from base (which ends in its WHERE clause),
 // scans each row, and reports whether more items follow.
-func list[T any](ctx context.Context, q *Queries, base string, args []any, p Page, scan func(interface{ Scan(...any) error }, *T) error) ([]T, bool, error) {
+func list[T any](ctx context.Context, q *Queries, base string, args []any, p Page, scan func(*scanner, *T) error) ([]T, bool, error) {
 	cond, tail, more := p.keyset(len(args) + 1)
 	rows, err := q.c.QueryContext(ctx, base+cond+tail, append(args, more...)...)
 	if err != nil {
@@ -68,11 +68,12 @@ func list[T any](ctx context.Context, q *Queries, base string, args []any, p Pag
 	}
 	defer rows.Close()
 	items := make([]T, 0, p.Limit+1)
+	sc := &scanner{src: rows}
 	for rows.Next() {
 		// Scanned in place: a page of bills allocated and copied each
 		// one twice, and that was a twelfth of a read's time.
 		items = append(items, *new(T))
-		if err := scan(rows, &items[len(items)-1]); err != nil {
+		if err := scan(sc, &items[len(items)-1]); err != nil {
 			return nil, false, fmt.Errorf("store: list: %w", err)
 		}
 	}

@@ -115,7 +115,7 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_paid,
 	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at`
 
-func scanPayment(sc interface{ Scan(...any) error }, p *rental.Payment) error {
+func scanPayment(sc *scanner, p *rental.Payment) error {
 	*p = rental.Payment{Object: "payment", Currency: rental.Currency}
 	var link, url, reason sql.NullString
 	var paid nullInteger

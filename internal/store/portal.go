@@ -123,9 +123,10 @@ func (q *Queries) LiveAccounts(ctx context.Context, appID string) ([]rental.Acco
 	}
 	defer rows.Close()
 	var out []rental.Account
+	sc := &scanner{src: rows}
 	for rows.Next() {
 		var a rental.Account
-		if err := scanAccount(rows, &a); err != nil {
+		if err := scanAccount(sc, &a); err != nil {
 			return nil, fmt.Errorf("store: accounts: %w", err)
 		}
 		out = append(out, a)

@@ -10,7 +10,7 @@ import (
 const propertyColumns = `id, name, address, electricity_rate, water_billing, water_rate, water_flat_amount, due_day,
 	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at`
 
-func scanProperty(sc interface{ Scan(...any) error }, p *rental.Property) error {
+func scanProperty(sc *scanner, p *rental.Property) error {
 	*p = rental.Property{Object: "property", Currency: rental.Currency}
 	var flat nullInteger
 	var created, updated integer

@@ -14,7 +14,7 @@ const meterColumns = `id, room_id, property_id, kind,
 		WHERE r.room_id = meters.room_id ORDER BY r.month DESC LIMIT 1) AS last_value,
 	(SELECT MAX(r.month) FROM meter_readings r WHERE r.room_id = meters.room_id) AS last_month, created_at, updated_at`
 
-func scanMeter(sc interface{ Scan(...any) error }, m *rental.Meter) error {
+func scanMeter(sc *scanner, m *rental.Meter) error {
 	*m = rental.Meter{Object: "meter"}
 	var last sql.NullInt64
 	var month sql.NullString
@@ -56,7 +56,7 @@ const readingColumns = `id, room_id, property_id, month, e_previous, e_current, 
 	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount,
 	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id) AS bill_id, created_at, updated_at`
 
-func scanReading(sc interface{ Scan(...any) error }, r *rental.Reading) error {
+func scanReading(sc *scanner, r *rental.Reading) error {
 	*r = rental.Reading{Object: "meter_reading", Currency: rental.Currency}
 	var flat nullInteger
 	var bill sql.NullString
@@ -83,8 +83,8 @@ func (q *Queries) GetReading(ctx context.Context, acct *rental.Account, id strin
 // roomReading returns the reading of a room and month, or nil.
 func (q *Queries) roomReading(ctx context.Context, acct *rental.Account, roomID, month string) (*rental.Reading, error) {
 	var r rental.Reading
-	err := scanReading(q.c.QueryRowContext(ctx, `SELECT `+readingColumns+` FROM meter_readings
-		WHERE landlord_id = $1 AND room_id = $2 AND month = $3`, acct.LandlordID, roomID, month), &r)
+	err := scanReading(&scanner{src: q.c.QueryRowContext(ctx, `SELECT `+readingColumns+` FROM meter_readings
+		WHERE landlord_id = $1 AND room_id = $2 AND month = $3`, acct.LandlordID, roomID, month)}, &r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("meter reading", roomID+" "+month)
 	}

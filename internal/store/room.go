@@ -11,7 +11,7 @@ import (
 const roomColumns = `id, property_id, number, floor, monthly_rent, status,
 	(SELECT t.id FROM tenants t WHERE t.room_id = rooms.id AND t.moved_out_at IS NULL) AS tenant_id, created_at, updated_at`
 
-func scanRoom(sc interface{ Scan(...any) error }, r *rental.Room) error {
+func scanRoom(sc *scanner, r *rental.Room) error {
 	*r = rental.Room{Object: "room", Currency: rental.Currency}
 	var floor nullInteger
 	var tenant sql.NullString

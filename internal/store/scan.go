@@ -7,6 +7,27 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+// scanner reads a row into the destinations its Scan is given, then into
+// more (the columns a query selects after an object's own). It passes them
+// on through a slice it keeps for every row of the result: handed straight
+// to database/sql's Scan, which is called through an interface, a row's
+// destinations escape, and a page of bills allocated a slice of them a
+// row, a sixth of what the whole read allocated. The scan functions of
+// listed objects take one (see list).
+type scanner struct {
+	src  interface{ Scan(...any) error }
+	more []any
+	dest []any
+}
+
+// Scan reads the row into dest and more.
+func (s *scanner) Scan(dest ...any) error {
+	s.dest = append(append(s.dest[:0], dest...), s.more...)
+	err := s.src.Scan(s.dest...)
+	clear(s.dest) // nothing of this row is held on to by the next
+	return err
+}
+
 // integer scans an integer column straight from the driver's int64:
 // database/sql has no fast path for integer destinations and converts each
 // one through reflection, which was a twentieth of a page of bills. Scan

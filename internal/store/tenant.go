@@ -13,7 +13,7 @@ const tenantColumns = `id, room_id, property_id, name, phone, email, chat_enable
 	moved_in_at, moved_out_at, created_at, updated_at`
 
 // scanTenant reads a tenant row, with the service's add-friend link.
-func (q *Queries) scanTenant(sc interface{ Scan(...any) error }, t *rental.Tenant) error {
+func (q *Queries) scanTenant(sc *scanner, t *rental.Tenant) error {
 	*t = rental.Tenant{Object: "tenant"}
 	var email, code sql.NullString
 	var in, created, updated integer
@@ -42,8 +42,8 @@ func (q *Queries) GetTenant(ctx context.Context, acct *rental.Account, id string
 // currentTenant returns the room's tenant, or nil when it has none.
 func (q *Queries) currentTenant(ctx context.Context, acct *rental.Account, roomID string) (*rental.Tenant, error) {
 	var t rental.Tenant
-	err := q.scanTenant(q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants
-		WHERE landlord_id = $1 AND room_id = $2 AND moved_out_at IS NULL`, acct.LandlordID, roomID), &t)
+	err := q.scanTenant(&scanner{src: q.c.QueryRowContext(ctx, `SELECT `+tenantColumns+` FROM tenants
+		WHERE landlord_id = $1 AND room_id = $2 AND moved_out_at IS NULL`, acct.LandlordID, roomID)}, &t)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("tenant of room", roomID)
 	}

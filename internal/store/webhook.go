@@ -45,7 +45,7 @@ func (tx *Tx) enqueue(jobs ...river.InsertManyParams) { tx.jobs = append(tx.jobs
 
 const endpointColumns = `id, application_id, mode, url, enabled_events, description, status, disabled_reason, created_at, updated_at`
 
-func scanEndpoint(sc interface{ Scan(...any) error }, e *rental.WebhookEndpoint) error {
+func scanEndpoint(sc *scanner, e *rental.WebhookEndpoint) error {
 	*e = rental.WebhookEndpoint{Object: "webhook_endpoint"}
 	var mode, events string
 	var created, updated int64
@@ -339,7 +339,7 @@ func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
 
 const deliveryColumns = `id, endpoint_id, event_id, event_type, body, status, attempts, generation, next_attempt_at, created_at, updated_at`
 
-func scanDelivery(sc interface{ Scan(...any) error }, d *rental.Delivery) error {
+func scanDelivery(sc *scanner, d *rental.Delivery) error {
 	*d = rental.Delivery{Object: "webhook_delivery", Attempts: []rental.Attempt{}}
 	var next sql.NullInt64
 	var created, updated int64
@@ -462,7 +462,7 @@ func scanDeliveryWork(row interface{ Scan(...any) error }) (*DeliveryWork, error
 	var w DeliveryWork
 	var old sql.NullString
 	var until sql.NullInt64
-	if err := scanDelivery(scanAlso{row, []any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}}, &w.Delivery); err != nil {
+	if err := scanDelivery(&scanner{src: row, more: []any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}}, &w.Delivery); err != nil {
 		return nil, err
 	}
 	w.OldSecret = old.String
@@ -525,14 +525,6 @@ func (q *Queries) DeliveryWorks(ctx context.Context, ids []string) ([]*DeliveryW
 	}
 	return out, nil
 }
-
-// scanAlso scans extra columns after those a scan function knows.
-type scanAlso struct {
-	row  interface{ Scan(...any) error }
-	more []any
-}
-
-func (s scanAlso) Scan(dest ...any) error { return s.row.Scan(append(dest, s.more...)...) }
 
 // AttemptOutcome is one finished attempt and what follows from it.
 type AttemptOutcome struct {
