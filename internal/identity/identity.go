@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -70,11 +71,14 @@ func CheckPassword(hash, password string) bool {
 }
 
 // decoy is a hash of no one's password: a sign-in with an unknown email
-// checks against it, so it takes as long as a wrong password does.
-var decoy = HashPassword("no one's password: " + rand.Text())
+// checks against it, so it takes as long as a wrong password does. Made at
+// the first such sign-in, not when the program starts: a hash takes
+// argon2's 19 MiB, which every process (every command, every test binary)
+// held at its start and the service's resident memory kept.
+var decoy = sync.OnceValue(func() string { return HashPassword("no one's password: " + rand.Text()) })
 
 // CheckDecoy spends the time of a password check, for an unknown email.
-func CheckDecoy(password string) { CheckPassword(decoy, password) }
+func CheckDecoy(password string) { CheckPassword(decoy(), password) }
 
 // NewToken returns a fresh secret token (for a cookie, a form or a code)
 // and the hash under which it is stored.
