@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/argon2"
@@ -70,15 +69,12 @@ func CheckPassword(hash, password string) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
-// decoy is a hash of no one's password: a sign-in with an unknown email
-// checks against it, so it takes as long as a wrong password does. Made at
-// the first such sign-in, not when the program starts: a hash takes
-// argon2's 19 MiB, which every process (every command, every test binary)
-// held at its start and the service's resident memory kept.
-var decoy = sync.OnceValue(func() string { return HashPassword("no one's password: " + rand.Text()) })
-
-// CheckDecoy spends the time of a password check, for an unknown email.
-func CheckDecoy(password string) { CheckPassword(decoy(), password) }
+// CheckDecoy spends the time of a password check, for an unknown email,
+// so that it takes as long as a wrong password does: it derives a key from
+// the password under a fresh salt at the cost a check of a stored hash
+// runs, and forgets it. (A decoy hash made at program start did the same,
+// but held argon2's 19 MiB from the start of every process.)
+func CheckDecoy(password string) { HashPassword(password) }
 
 // NewToken returns a fresh secret token (for a cookie, a form or a code)
 // and the hash under which it is stored.
