@@ -6,6 +6,7 @@
 #
 #   A=5189809 B=HEAD bench/ab.sh
 #   RATE=3000 DURATION=8s ROUNDS=8 A=main~3 bench/ab.sh
+#   A=HEAD B=HEAD B_ENV='GOGC=200' bench/ab.sh   # one build, two settings
 #
 # Each server is seeded like compare.sh's (1,000 bills) and warmed for 2 s.
 # CPU per request is the server's utime+stime (/proc/PID/stat) over the
@@ -28,7 +29,9 @@ for side in a b; do
 	mkdir "$work/src-$side"
 	git archive "$rev" | tar -x -C "$work/src-$side"
 	(cd "$work/src-$side" && go build -o "$work/rentapi-$side" ./cmd/rentapi)
-	env RENTAPI_DB="sqlite:$work/$side.db" RENTAPI_SECRET_FILE="$work/secret-$side" \
+	env_var=${side^^}_ENV
+	# shellcheck disable=SC2086 # A_ENV and B_ENV are lists of NAME=value words
+	env ${!env_var:-} RENTAPI_DB="sqlite:$work/$side.db" RENTAPI_SECRET_FILE="$work/secret-$side" \
 		"$work/rentapi-$side" serve --addr 127.0.0.1:0 --rate-limits=false >"$work/$side.out" 2>"$work/$side.log" &
 	pid[$side]=$!
 	for _ in $(seq 100); do grep -q 'listening on' "$work/$side.out" && break; sleep 0.1; done
@@ -39,7 +42,7 @@ done
 
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tick=$(getconf CLK_TCK)
-echo "ab — A $(git rev-parse --short "$a") ($a), B $(git rev-parse --short "$b") ($b), $rate req/s for $duration, $rounds rounds, $(nproc) cores"
+echo "ab — A $(git rev-parse --short "$a") ($a) ${A_ENV:-}, B $(git rev-parse --short "$b") ($b) ${B_ENV:-}, $rate req/s for $duration, $rounds rounds, $(nproc) cores"
 for ((r = 1; r <= rounds; r++)); do
 	for side in a b; do
 		t0=$(cpu "${pid[$side]}")
@@ -52,7 +55,8 @@ for ((r = 1; r <= rounds; r++)); do
 done
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 for side in a b; do
-	printf '%s median: p99 %s ms, CPU %s us a request\n' "${side^^}" \
+	printf '%s median: p99 %s ms, CPU %s us a request; peak RSS %s MB\n' "${side^^}" \
 		"$(awk '{for (i = 1; i <= NF; i++) if ($i == "p99") print $(i + 1)}' "$work/res-$side" | median)" \
-		"$(awk '{print $(NF - 1)}' "$work/res-$side" | median)"
+		"$(awk '{print $(NF - 1)}' "$work/res-$side" | median)" \
+		"$(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/${pid[$side]}/status")"
 done
