@@ -9,7 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"runtime/debug"
+	"runtime"
 	"time"
 
 	"rentapi/internal/api"
@@ -79,7 +79,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	tuneGC(e.getenv)
+	tuneGC(ctx, e.getenv)
 	if *profiling && *metricsAddr == "" {
 		return errors.New("--pprof serves the profiler on the operator's listener: give --metrics-addr too")
 	}
@@ -203,7 +203,6 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stdout, "rentapi: metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
-
 	hs := &http.Server{
 		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec, Guard: guard, TrustedProxies: proxies, Seller: seller}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -213,6 +212,10 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		MaxHeaderBytes:    1 << 20, // the API answers over 64 KB in its envelope
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Starting made garbage (migrations parsed, templates, River's
+	// set-up) that would set the first heap goal at three times itself,
+	// 60 MB: collected now, the first requests do not grow the heap to it.
+	runtime.GC()
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
@@ -241,21 +244,6 @@ func (e environment) serve(ctx context.Context, args []string) error {
 
 // logFlushEvery is how long a log line may wait in the buffer.
 const logFlushEvery = 50 * time.Millisecond
-
-// tuneGC lets the heap grow to three times what is live before a
-// collection (GOGC=200) unless the operator set GOGC. The service keeps
-// a few megabytes live (about 20 under full load) and allocates a page's
-// worth per request, so Go's default collected every few hundred requests
-// and spent a fifth of the CPU doing it. 200 keeps the process under 100
-// MB resident under load (85 MB; 400 reached 130). No memory limit is
-// set: under an overload, with thousands of requests waiting, a limit
-// below the live heap makes the collector run without pause and the
-// service stall (measured: 5 answers a second at a 64 MiB limit).
-func tuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
-	}
-}
 
 // parseLevel reads --log-level.
 func parseLevel(s string) (slog.Level, error) {
