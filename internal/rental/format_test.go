@@ -1,6 +1,7 @@
 package rental
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -10,7 +11,8 @@ import (
 )
 
 // The digit-by-digit timestamps are time's own TimeLayout, instant by
-// instant, across the years a rental can name and past them.
+// instant, across the years a rental can name and past them, as
+// encoding/json writes them: by value, by pointer and nil.
 func TestTimeJSONIsTheLayout(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	at := []time.Time{time.Unix(0, 0), time.Date(9999, 12, 31, 23, 59, 59, 999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -19,10 +21,15 @@ func TestTimeJSONIsTheLayout(t *testing.T) {
 		at = append(at, time.UnixMilli(r.Int64N(300*365*24*3600*1000)))
 	}
 	for _, tm := range at {
-		got, _ := Time{tm}.MarshalJSON()
-		want, _ := json.Marshal(tm.UTC().Format(TimeLayout))
-		if string(got) != string(want) {
-			t.Fatalf("%v: %s, want %s", tm, got, want)
+		at := Time{Time: tm}
+		got, err := json.Marshal(struct {
+			V Time
+			P *Time
+			N *Time
+		}{at, &at, nil})
+		layout, _ := json.Marshal(tm.UTC().Format(TimeLayout))
+		if want := fmt.Sprintf(`{"V":%s,"P":%[1]s,"N":null}`, layout); err != nil || string(got) != want {
+			t.Fatalf("%v: %s %v, want %s", tm, got, err, want)
 		}
 	}
 }
@@ -50,5 +57,30 @@ func TestQuantityJSON(t *testing.T) {
 		if want := strings.TrimRight(strings.TrimRight(fmt.Sprintf("%d.%03d", q/1000, q%1000), "0"), "."); s != want {
 			t.Fatalf("%d: %s, want %s", q, s, want)
 		}
+	}
+}
+
+// BenchmarkEncodeBills is the encoding of a page of bills as the API
+// renders it (21 bills, three timestamps and two quantities each).
+func BenchmarkEncodeBills(b *testing.B) {
+	now := time.Now()
+	issued := Time{Time: now}
+	tn := "tnt_abcdefghijklmnop"
+	bills := make([]Bill, 21)
+	for i := range bills {
+		bills[i] = Bill{ID: "bill_0123456789abcdefghij", Object: "bill", RoomID: "room_0123456789abcdefghij", PropertyID: "prop_0123456789abcdefghij",
+			TenantID: &tn, Month: "2026-10", Status: "issued", Currency: "thb", Rent: 350000,
+			Electricity: BillElectricity{Usage: 123456, Rate: 800, Amount: 98765}, Water: BillWater{Usage: 4500, Rate: 1800, Amount: 8100, Billing: "metered", Occupants: 1},
+			Total: 456789, DueDate: "2026-11-05", IssuedAt: &issued, ReadingID: "mrd_0123456789abcdefghij", CreatedAt: Time{Time: now}, UpdatedAt: Time{Time: now}}
+	}
+	v := struct {
+		Object string `json:"object"`
+		Data   []Bill `json:"data"`
+	}{"list", bills}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		json.NewEncoder(&buf).Encode(v)
 	}
 }

@@ -80,35 +80,48 @@ func randomString(n int, alphabet string) string {
 // Time is an instant as the API shows it: ISO 8601 in UTC with second
 // precision and a Z suffix. The full precision is kept inside, because
 // pagination orders by it.
-type Time struct{ time.Time }
+type Time struct {
+	textJSON // first: a zero-size last field would pad Time by a word
+	time.Time
+}
+
+// textJSON hides time.Time's MarshalJSON: two methods of that name at one
+// depth cancel out, so Time is no json.Marshaler and encoding/json writes
+// its MarshalText as a string. A Marshaler's output is scanned again to
+// check it, and for a page of bills that was nearly a fifth of the encoding
+// (BenchmarkEncodeBills 31.3 -> 25.6 us).
+type textJSON struct{}
+
+// MarshalJSON is never called: it only makes Time's ambiguous.
+func (textJSON) MarshalJSON() ([]byte, error) { panic("unreachable") }
 
 // TimeLayout is the one format of timestamps in requests and responses.
 const TimeLayout = "2006-01-02T15:04:05Z"
 
-// MarshalJSON writes the instant in TimeLayout. Digit by digit: a page of
+// MarshalText writes the instant in TimeLayout (encoding/json quotes
+// it). Digit by digit: a page of
 // bills has a hundred timestamps, and time's general formatter (which
 // reads the layout each time) was a twentieth of the encoding.
-func (t Time) MarshalJSON() ([]byte, error) {
+func (t Time) MarshalText() ([]byte, error) {
 	u := t.UTC()
 	year, month, day := u.Date()
 	if year < 0 || year > 9999 {
-		return append(u.AppendFormat([]byte{'"'}, TimeLayout), '"'), nil
+		return u.AppendFormat(nil, TimeLayout), nil
 	}
 	hour, minute, second := u.Clock()
 	two := func(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
-	b := make([]byte, 0, len(TimeLayout)+2)
-	b = append(b, '"')
+	b := make([]byte, 0, len(TimeLayout))
 	b = two(two(b, year/100), year%100)
 	b = two(append(b, '-'), int(month))
 	b = two(append(b, '-'), day)
 	b = two(append(b, 'T'), hour)
 	b = two(append(b, ':'), minute)
 	b = two(append(b, ':'), second)
-	return append(b, 'Z', '"'), nil
+	return append(b, 'Z'), nil
 }
 
 // UnixMilli converts milliseconds since the epoch, as stored, into a Time.
-func UnixMilli(ms int64) Time { return Time{time.UnixMilli(ms).UTC()} }
+func UnixMilli(ms int64) Time { return Time{Time: time.UnixMilli(ms).UTC()} }
 
 // Prefixes of the monthly cycle's objects.
 const (
