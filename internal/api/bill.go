@@ -43,10 +43,14 @@ func (s *Server) listBills(c *call) (int, any, error) {
 	q := c.params
 	var f store.BillFilter
 	var err error
-	for name, dst := range map[string]*string{"property_id": &f.PropertyID, "room_id": &f.RoomID, "tenant_id": &f.TenantID} {
-		if *dst, err = queryID(q, name); err != nil {
-			return 0, nil, err
-		}
+	if f.PropertyID, err = queryID(q, "property_id"); err != nil {
+		return 0, nil, err
+	}
+	if f.RoomID, err = queryID(q, "room_id"); err != nil {
+		return 0, nil, err
+	}
+	if f.TenantID, err = queryID(q, "tenant_id"); err != nil {
+		return 0, nil, err
 	}
 	if f.Status, err = queryEnum(q, "status", rental.BillStatuses...); err != nil {
 		return 0, nil, err

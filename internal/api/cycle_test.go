@@ -117,6 +117,15 @@ func TestMonthlyCycle(t *testing.T) {
 				t.Errorf("%s: %d items, want %d", path, got, n)
 			}
 		}
+		// Of several bad filters, the first the list names is the one
+		// refused, every time.
+		for range 8 {
+			res := h.do(req{key: key, method: "GET", path: "/v1/bills?tenant_id=x-y&room_id=x-y&property_id=x-y"})
+			want(t, res, http.StatusBadRequest, "invalid_parameter")
+			if p := res.json()["error"].(map[string]any)["param"]; p != "property_id" {
+				t.Fatalf("refused %v first, want property_id", p)
+			}
+		}
 		meters := h.do(req{key: key, method: "GET", path: "/v1/meters?room_id=" + roomID + "&kind=electricity"}).json()["data"].([]any)
 		if m := meters[0].(map[string]any); m["last_value"] != 1440.0 || m["last_month"] != "2026-11" || m["unit"] != "kWh" {
 			t.Fatalf("meter %v", m)
