@@ -203,6 +203,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		fmt.Fprintf(e.stdout, "rentapi: metrics on http://%s/metrics\n", metricsLn.Addr())
 	}
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
+
 	hs := &http.Server{
 		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec, Guard: guard, TrustedProxies: proxies, Seller: seller}, srv),
 		ReadHeaderTimeout: 10 * time.Second,

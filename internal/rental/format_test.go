@@ -21,12 +21,12 @@ func TestTimeJSONIsTheLayout(t *testing.T) {
 		at = append(at, time.UnixMilli(r.Int64N(300*365*24*3600*1000)))
 	}
 	for _, tm := range at {
-		at := Time{Time: tm}
+		v := Time{Time: tm}
 		got, err := json.Marshal(struct {
 			V Time
 			P *Time
 			N *Time
-		}{at, &at, nil})
+		}{v, &v, nil})
 		layout, _ := json.Marshal(tm.UTC().Format(TimeLayout))
 		if want := fmt.Sprintf(`{"V":%s,"P":%[1]s,"N":null}`, layout); err != nil || string(got) != want {
 			t.Fatalf("%v: %s %v, want %s", tm, got, err, want)
