@@ -1,21 +1,34 @@
 // Command baseline is the yardstick for the API benchmarks: a bare net/http
 // server that answers every request with the bytes of a file, so a run can
-// show how much of a request's time is the service's own work.
+// show how much of a request's time is the service's own work. With -work
+// it also spends a fixed amount of CPU on each request, a stand-in for a
+// service of that cost (bench/floor.sh).
 package main
 
 import (
+	"crypto/sha256"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"strconv"
+	"time"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	file := flag.String("body", "", "file whose bytes every response carries")
+	work := flag.Duration("work", 0, "CPU each request spends before answering, as measured on an idle machine at start-up")
+	debug := flag.String("debug-addr", "", "address of a listener for Go's profiler (/debug/pprof/), off when empty")
 	flag.Parse()
+	if *debug != "" {
+		go func() {
+			err := http.ListenAndServe(*debug, nil) // net/http/pprof's handlers
+			fmt.Fprintln(os.Stderr, "baseline: debug listener:", err)
+		}()
+	}
 	body, err := os.ReadFile(*file)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "baseline:", err)
@@ -26,10 +39,42 @@ func main() {
 		fmt.Fprintln(os.Stderr, "baseline:", err)
 		os.Exit(2)
 	}
+	units := workUnits(*work)
 	fmt.Printf("listening on http://%s\n", ln.Addr())
 	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if units > 0 {
+			// The hash is sent so that the work cannot be optimised away.
+			w.Header().Set("Work", fmt.Sprintf("%x", spend(units)))
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.Write(body)
 	}))
+}
+
+// workUnits is how many units of spend take d, timed now: the fastest of
+// five probes, the one least disturbed by the rest of the machine. A fixed
+// count, not a deadline, so that a request costs the same CPU however long
+// it waits for a core: the cost of a service is work, not time.
+func workUnits(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	const probe = 20_000
+	fastest := time.Duration(1<<63 - 1)
+	for range 5 {
+		start := time.Now()
+		spend(probe)
+		fastest = min(fastest, max(time.Since(start), 1))
+	}
+	return int(probe * d / fastest)
+}
+
+// spend hashes a 32-byte block n times, each round the last one's hash.
+func spend(n int) [sha256.Size]byte {
+	var h [sha256.Size]byte
+	for range n {
+		h = sha256.Sum256(h[:])
+	}
+	return h
 }
