@@ -9,14 +9,17 @@
 #
 #   bench/floor.sh
 #   WORKS="0 100 300" DURATION=8s ROUNDS=3 bench/floor.sh
+#   RATE=4000 WORKS="150 250" bench/floor.sh   # every row at one rate instead
 #
 # Each row, each round: wrk -t2 -c32 for DURATION gives the maximum, then
 # cycle pace at half of it for DURATION gives p50 and p99 (timed from when
 # each request was due), and the server's utime+stime over the paced
-# requests gives its CPU per request. Rows are rotated between rounds; the
-# summary is each row's median over the rounds.
+# requests gives its CPU per request. With RATE, no maximum is measured
+# and every row is paced at RATE: servers of about the same CPU a request
+# then meet the same load, the pacer's included. Rows are rotated between
+# rounds; the summary is each row's median over the rounds.
 set -euo pipefail
-works="${WORKS:-0 50 100 150 200 300}" duration="${DURATION:-8s}" rounds="${ROUNDS:-3}" conns="${CONNECTIONS:-32}"
+works="${WORKS:-0 50 100 150 200 300}" fixed="${RATE:-}" duration="${DURATION:-8s}" rounds="${ROUNDS:-3}" conns="${CONNECTIONS:-32}"
 command -v wrk >/dev/null || apt-get install -y wrk >/dev/null
 work=$(mktemp -d)
 declare -A pid url key
@@ -60,9 +63,11 @@ tick=$(getconf CLK_TCK)
 row() {
 	local name=$1 r=$2 auth=()
 	[ -n "${key[$name]:-}" ] && auth=(-H "Authorization: Bearer ${key[$name]}")
-	local max
-	max=$(wrk -t2 -c"$conns" -d"$duration" "${auth[@]}" "${url[$name]}/v1/bills?limit=20" | awk '/^Requests\/sec:/ {printf "%.0f", $2}')
-	local rate=$((max / 2)) t0 t1 out n
+	local max=- rate=$fixed t0 t1 out n
+	if [ -z "$fixed" ]; then
+		max=$(wrk -t2 -c"$conns" -d"$duration" "${auth[@]}" "${url[$name]}/v1/bills?limit=20" | awk '/^Requests\/sec:/ {printf "%.0f", $2}')
+		rate=$((max / 2))
+	fi
 	t0=$(cpu "${pid[$name]}")
 	out=$("$work/cycle" -url "${url[$name]}" -key "${key[$name]:-}" -rate "$rate" -duration "$duration" -c "$conns" pace)
 	t1=$(cpu "${pid[$name]}")
@@ -74,7 +79,9 @@ row() {
 	}' | tee -a "$work/res-$name" | sed "s/^/round $r $name: max rate p50 p99 cpu-us /"
 }
 
-echo "floor — wrk -t2 -c$conns -d$duration, then cycle pace at half for $duration, $rounds rounds, $(nproc) cores (load generators included), $(go version | cut -d' ' -f3)"
+how="wrk -t2 -c$conns -d$duration, then cycle pace at half for $duration"
+[ -n "$fixed" ] && how="cycle pace at $fixed req/s for $duration"
+echo "floor — $how, $rounds rounds, $(nproc) cores (load generators included), $(go version | cut -d' ' -f3)"
 for name in "${rows[@]}"; do # warm-up, not counted: pools, caches, the heap
 	"$work/cycle" -url "${url[$name]}" -key "${key[$name]:-}" -rate 2000 -duration 2s -c "$conns" pace >/dev/null
 done
