@@ -58,7 +58,7 @@ rows+=(rentapi)
 
 cpu() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 tick=$(getconf CLK_TCK)
-# row NAME ROUND: one maximum and one paced run; appends
+# row NAME ROUND: one maximum (none with RATE) and one paced run; appends
 # "max rate p50 p99 cpu" to res-NAME.
 row() {
 	local name=$1 r=$2 auth=()
