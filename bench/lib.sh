@@ -1,0 +1,56 @@
+# lib.sh: what ab.sh and floor.sh share, sourced from the repository's
+# root: a scratch directory removed on exit with the servers started in
+# it, cycle built there, a server started and its address, rentapi on a
+# seeded SQLite database, a paced run with the server's CPU per request,
+# and a median.
+work=$(mktemp -d)
+declare -A pid url key
+cleanup() {
+	for p in "${pid[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+go build -o "$work/cycle" ./bench/cycle
+
+# started NAME COMMAND...: runs a server, waits for its address, url[NAME].
+started() {
+	local name=$1
+	shift
+	"$@" >"$work/$name.out" 2>"$work/$name.log" &
+	pid[$name]=$!
+	for _ in $(seq 100); do grep -q 'listening on' "$work/$name.out" && break; sleep 0.1; done
+	url[$name]=$(grep -o 'http://[0-9.:]*' "$work/$name.out" | tail -1)
+	[ -n "${url[$name]}" ] || { echo "$name did not start:" >&2; cat "$work/$name.log" >&2; exit 1; }
+}
+
+# seeded NAME RENTAPI [NAME=value...]: that rentapi binary serving a new
+# SQLite database with the per-second limits off (in the environment
+# given), seeded like compare.sh's with 1,000 bills; key[NAME] is the
+# landlord's live key.
+seeded() {
+	local name=$1 bin=$2
+	shift 2
+	started "$name" env "$@" RENTAPI_DB="sqlite:$work/$name.db" RENTAPI_SECRET_FILE="$work/secret-$name" \
+		"$bin" serve --addr 127.0.0.1:0 --rate-limits=false
+	key[$name]=$("$work/cycle" -db "sqlite:$work/$name.db" -secret-file "$work/secret-$name" -bills 1000 seed 2>>"$work/seed.log")
+}
+
+# paced NAME RATE DURATION: GET /v1/bills?limit=20 from NAME at RATE over
+# $conns connections; prints cycle pace's line and "cpu/request N us", the
+# server's utime+stime (/proc/PID/stat) over the requests paced.
+paced() {
+	local name=$1 t0 t1 out
+	t0=$(awk '{print $14 + $15}' "/proc/${pid[$name]}/stat")
+	out=$("$work/cycle" -url "${url[$name]}" -key "${key[$name]:-}" -rate "$2" -duration "$3" -c "$conns" pace)
+	t1=$(awk '{print $14 + $15}' "/proc/${pid[$name]}/stat")
+	awk -v out="$out" -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		match(out, /\([0-9]+ requests/)
+		n = substr(out, RSTART + 1, RLENGTH - 10)
+		printf "%s cpu/request %.0f us\n", out, d / hz * 1e6 / n
+	}'
+}
+
+# median: the middle of the numbers on stdin, one a line (the lower one of
+# an even count).
+median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
