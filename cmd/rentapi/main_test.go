@@ -47,13 +47,16 @@ type server struct {
 	key  string // the sandbox key printed on first start, if any
 	// metrics is the metrics listener's URL, when it was asked for.
 	metrics string
-	stderr  *bytes.Buffer
+	// try is the curl line printed beside the key, for a person to paste.
+	try    string
+	stderr *bytes.Buffer
 }
 
 var (
 	metricsOn = regexp.MustCompile(`metrics on (http://\S+)`)
 	listening = regexp.MustCompile(`listening on (http://\S+)`)
 	printed   = regexp.MustCompile(`sandbox test key \(shown once; keep it\): (svc_test_[A-Za-z0-9]{40})`)
+	tryLine   = regexp.MustCompile(`^rentapi: try: (curl .*)$`)
 )
 
 func startServer(t *testing.T, bin string, env []string, args ...string) *server {
@@ -74,6 +77,9 @@ func startServer(t *testing.T, bin string, env []string, args ...string) *server
 		for lines.Scan() {
 			if m := printed.FindStringSubmatch(lines.Text()); m != nil {
 				s.key = m[1]
+			}
+			if m := tryLine.FindStringSubmatch(lines.Text()); m != nil {
+				s.try = m[1]
 			}
 			if m := metricsOn.FindStringSubmatch(lines.Text()); m != nil {
 				s.metrics = m[1]

@@ -177,7 +177,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		}
 		fmt.Fprintf(e.stdout, "rentapi: new database: created a demo developer, application %s and its sandbox account %s.\n", app.ID, app.SandboxAccountID)
 		fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
-		fmt.Fprintf(e.stdout, "rentapi: try: curl -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
+		fmt.Fprintf(e.stdout, "rentapi: try: curl -sS -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
 		fmt.Fprintln(e.stdout, "rentapi: lost it? `rentapi admin create-key --mode test` makes another")
 	}
 	if err := jobClient.Start(ctx); err != nil {
