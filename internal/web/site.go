@@ -266,8 +266,9 @@ func (s *site) handleSignInPage(a area) http.HandlerFunc {
 }
 
 // handleSignIn signs a person in: the same answer for an unknown email and
-// a wrong password, failures throttled per email and per address across
-// every process, and a new session (a new token) at every sign-in.
+// a wrong password, tries throttled per address, per email from the
+// address and per email from all addresses across every process
+// (identity.Throttle), and a new session (a new token) at every sign-in.
 func (s *site) handleSignIn(a area) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := form(w, r); err != nil {
