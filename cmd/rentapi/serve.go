@@ -149,6 +149,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 			return fmt.Errorf("metrics: %w", err)
 		}
 	}
+	bucket.LogTo(log) // the Redis client's own notices (a failed dial) as JSON lines too
 	buckets, err := bucket.Open(ctx, *redisURL, "rentapi:")
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)

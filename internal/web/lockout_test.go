@@ -14,6 +14,7 @@ import (
 
 	"rentapi/internal/api"
 	"rentapi/internal/bucket"
+	"rentapi/internal/bucket/buckettest"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/web"
@@ -67,7 +68,7 @@ func (v *visitor) post(base, path string, form url.Values) page {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(b), cookies: resp.Cookies()}
+	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(b), cookies: resp.Cookies(), header: resp.Header}
 }
 
 // sharedBuckets is the bucket store two processes of a test share: Redis
@@ -164,6 +165,46 @@ func TestGuessesAtAnEmailAreBounded(t *testing.T) {
 		e.Clock.Advance(10 * time.Second) // a try's worth of refill
 		if p := newVisitor(t, "198.51.100.21").post(base, "/app/signin", url.Values{"email": {"somchai@example.com"}, "password": {"long enough pw"}}); p.status != http.StatusSeeOther {
 			t.Fatalf("after the budget refilled: %d", p.status)
+		}
+	})
+}
+
+// While Redis is down no sign-in, sign-up or password change is judged (a
+// count of one process's own would let every process allow a full budget):
+// each is answered 503 with Retry-After, not 500; when Redis is back they
+// are judged again, by themselves.
+func TestSignInWhenRedisIsDown(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		redis := buckettest.StartRedis(t)
+		buckets, err := bucket.NewRedis(t.Context(), redis.URL, "test:")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { buckets.Close() })
+		base := proxiedSite(t, e.DB, buckets, nil)
+		owner := newVisitor(t, "198.51.100.20")
+		if p := owner.post(base, "/app/signup", url.Values{"name": {"Somchai"}, "email": {"somchai@example.com"}, "password": {"long enough pw"}}); p.status != http.StatusSeeOther {
+			t.Fatalf("sign-up: %d", p.status)
+		}
+		redis.Stop()
+		for what, p := range map[string]page{
+			"sign-in":         newVisitor(t, "198.51.100.21").post(base, "/app/signin", url.Values{"email": {"somchai@example.com"}, "password": {"long enough pw"}}),
+			"sign-up":         newVisitor(t, "198.51.100.22").post(base, "/portal/signup", url.Values{"name": {"Dev"}, "email": {"dev@example.com"}, "password": {"long enough pw"}}),
+			"password change": owner.post(base, "/app/password", url.Values{"current": {"long enough pw"}, "password": {"a new password"}}),
+		} {
+			if p.status != http.StatusServiceUnavailable || p.header.Get("Retry-After") == "" || !strings.Contains(p.body, "try again") {
+				t.Errorf("%s with Redis down: %d %v\n%s", what, p.status, p.header, p.body)
+			}
+		}
+		redis.Start()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			p := newVisitor(t, "198.51.100.21").post(base, "/app/signin", url.Values{"email": {"somchai@example.com"}, "password": {"long enough pw"}})
+			if p.status == http.StatusSeeOther {
+				break
+			}
+			if p.status != http.StatusServiceUnavailable || time.Now().After(deadline) {
+				t.Fatalf("sign-in with Redis back: %d", p.status)
+			}
 		}
 	})
 }
