@@ -35,6 +35,9 @@ func (f *fallback) Take(ctx context.Context, name string, l bucket.Limit, n int,
 		}
 		return st, nil
 	}
+	if ctx.Err() != nil { // the client gave up: nothing to say of the store, and no decision that matters
+		return f.local.Take(ctx, name, l, n, now)
+	}
 	if !f.alone.Swap(true) {
 		f.log.ErrorContext(ctx, "rate limit store failed: the limits are kept in this process's memory until it answers again", "error", err.Error())
 	}
