@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -174,4 +177,41 @@ func (e environment) secretValue(env, file string) (string, error) {
 		return "", fmt.Errorf("read %s: %w", file, err)
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// checkPublicURL refuses a public URL over which the pages' session cookies
+// could not be Secure: the pages' cookies are Secure and __Host- prefixed
+// over https only, so plain http is for development on this machine, a
+// loopback host, and nothing else. An empty public URL is http:// and the
+// listen address, which must then be a loopback one.
+func checkPublicURL(publicURL, addr string) error {
+	if publicURL == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil || !loopbackHost(host) {
+			return fmt.Errorf("--public-url is not set, so it would be http://%s, plain http on an address that is not loopback, "+
+				"and the pages' session cookies would lose Secure: give --public-url https://<the host browsers reach> "+
+				"(env RENTAPI_PUBLIC_URL; a TLS proxy in front of the service), or listen on 127.0.0.1 for development", addr)
+		}
+		return nil
+	}
+	u, err := url.Parse(publicURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--public-url %q: want https://host[:port] (plain http:// only on localhost or a loopback address, for development)", publicURL)
+	}
+	if u.Scheme == "http" && !loopbackHost(u.Hostname()) {
+		return fmt.Errorf("--public-url %s is plain http on %s, which is not loopback: the pages' session cookies would lose Secure. "+
+			"Give the https:// address browsers reach the service at (a TLS proxy in front of it), or use http://127.0.0.1 for development", publicURL, u.Hostname())
+	}
+	return nil
+}
+
+// loopbackHost reports whether host is this machine by name or address:
+// localhost (and names under .localhost) or a loopback IP.
+func loopbackHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && a.Unmap().IsLoopback()
 }

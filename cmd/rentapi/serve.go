@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -101,6 +102,9 @@ func (e environment) serve(ctx context.Context, args []string) error {
 			return err
 		}
 	}
+	if err := checkPublicURL(*publicURL, *addr); err != nil {
+		return err
+	}
 	// Bind before anything is written: a new database's demo application
 	// must not be made while its key has nowhere to be used (the key is
 	// shown once).
@@ -141,6 +145,9 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
+	if db.Engine() == store.Postgres && *redisURL == "" {
+		log.Warn(noRedisWarning)
+	}
 
 	var metrics *metric.Set
 	if metricsLn != nil {
@@ -149,9 +156,13 @@ func (e environment) serve(ctx context.Context, args []string) error {
 			return fmt.Errorf("metrics: %w", err)
 		}
 	}
+	bucket.LogTo(log) // the Redis client's own notices (a failed dial) as JSON lines too
 	buckets, err := bucket.Open(ctx, *redisURL, "rentapi:")
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
+	}
+	if c, ok := buckets.(io.Closer); ok {
+		defer c.Close()
 	}
 	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(*rateLimits), Buckets: buckets, Guard: guard,
 		TrustedProxies: proxies, PublicURL: *publicURL, Providers: providers, Metrics: metrics, ChatLive: line != nil,
@@ -242,6 +253,13 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	}
 	return srv.Close(shutdown)
 }
+
+// noRedisWarning is serve's warning when it runs over PostgreSQL, where
+// other processes may serve the same database, with no Redis to count the
+// limits together.
+const noRedisWarning = "PostgreSQL without --redis: every limit (per-second rate limits, failed-key protection, the chat sending limit, " +
+	"the sign-in limits) is counted by this process alone, so N processes over this database allow N times each limit. " +
+	"Give every process the same --redis (env RENTAPI_REDIS) unless this is the only one"
 
 // logFlushEvery is how long a log line may wait in the buffer.
 const logFlushEvery = 50 * time.Millisecond

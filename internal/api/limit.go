@@ -13,9 +13,10 @@ import (
 )
 
 // limits applies the per-second rate limits and the failed-key protection
-// over one bucket store. When the store fails (Redis down), requests are let
-// through and the failure is logged: the limits protect the service, they
-// must not be what takes it down.
+// over one bucket store, which falls back to this process's own buckets
+// when Redis is down (fallback). Should the store still fail, requests are
+// let through and the failure is logged: the limits protect the service,
+// they must not be what takes it down.
 type limits struct {
 	store bucket.Store
 	log   *slog.Logger

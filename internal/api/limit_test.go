@@ -2,12 +2,16 @@ package api_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"rentapi/internal/api"
+	"rentapi/internal/bucket"
+	"rentapi/internal/bucket/buckettest"
+	"rentapi/internal/metric"
 	"rentapi/internal/rental"
 	"rentapi/internal/store/storetest"
 )
@@ -81,5 +85,91 @@ func TestRateLimitHeaders(t *testing.T) {
 	}
 	if first.header.Get("X-RateLimit-Reset") == "" {
 		t.Fatal("no X-RateLimit-Reset")
+	}
+}
+
+// While Redis is down the API keeps its limits in this process's own
+// buckets, not none: the per-second limit and failed-key protection still
+// refuse; the fallback is logged once and counted in the metrics; when
+// Redis is back the limits are shared by every process again, by
+// themselves.
+func TestRateLimitsWhenRedisIsDown(t *testing.T) {
+	redis := buckettest.StartRedis(t)
+	e := storetest.SQLite(t)
+	m := metric.New()
+	ms := httptest.NewServer(m.Handler(nil))
+	t.Cleanup(ms.Close)
+	logs := &logBuffer{}
+	prefix := rental.NewID("t") + ":"
+	shared := func(c *api.Config) {
+		r, err := bucket.NewRedis(t.Context(), redis.URL, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close() })
+		c.Buckets = r
+	}
+	a := newHarness(t, e, shared, func(c *api.Config) { c.Metrics, c.Log = m, logs.logger() })
+	b := newHarness(t, e, shared)
+	key := a.testKey(a.fixture(rental.PlanFree)) // 10/s, burst 20
+	plan := rental.PlanFree.Limits()
+	// burst sends three bursts' worth over the processes (a only, or a
+	// and b in turn) and returns how many were served and how many the
+	// limit admits at most in the time it took.
+	burst := func(hs ...*harness) (allowed, ceiling int) {
+		start := time.Now()
+		for i := range 3 * plan.Burst {
+			res := hs[i%len(hs)].do(req{key: key, method: "GET", path: "/v1/account"})
+			switch {
+			case res.status == http.StatusOK:
+				allowed++
+			case res.status != http.StatusTooManyRequests || res.code() != "rate_limited" || res.header.Get("Retry-After") == "":
+				t.Fatalf("status %d %v %s", res.status, res.header, res.body)
+			}
+		}
+		return allowed, plan.Burst + int(time.Since(start).Seconds()*float64(plan.RatePerSecond)) + 1
+	}
+
+	redis.Stop()
+	if allowed, ceiling := burst(a); allowed < plan.Burst || allowed > ceiling {
+		t.Fatalf("with Redis down one process admitted %d requests; its own limit admits %d to %d", allowed, plan.Burst, ceiling)
+	}
+	bad := "svc_test_" + strings.Repeat("Z", 40)
+	for i := range 30 {
+		if res := a.do(req{key: bad, method: "GET", path: "/v1/account"}); res.status != http.StatusUnauthorized {
+			t.Fatalf("bad key %d: %d %s", i+1, res.status, res.body)
+		}
+	}
+	want(t, a.do(req{key: bad, method: "GET", path: "/v1/account"}), http.StatusTooManyRequests, "too_many_failed_attempts")
+	if n := sample(scrape(t, ms.URL), "rentapi_rate_limit_fallbacks_total"); n < float64(3*plan.Burst+31) {
+		t.Fatalf("rentapi_rate_limit_fallbacks_total %v after %d decisions taken alone", n, 3*plan.Burst+31)
+	}
+	failed := 0
+	for _, r := range logs.records(t) {
+		if r["msg"] == "rate limit store failed: the limits are kept in this process's memory until it answers again" {
+			if r["level"] != "ERROR" || !strings.Contains(r["error"].(string), "connect") {
+				t.Fatalf("the fallback's line: %v", r)
+			}
+			failed++
+		}
+	}
+	if failed != 1 {
+		t.Fatalf("the fallback was logged %d times; want once:\n%s", failed, logs)
+	}
+
+	redis.Start()
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(logs.String(), "rate limit store is back"); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis is back, the limits are still this process's alone:\n%s", logs)
+		}
+		a.do(req{key: key, method: "GET", path: "/v1/properties"})
+	}
+	time.Sleep(time.Duration(plan.Burst/plan.RatePerSecond+1) * time.Second) // every bucket full again
+	before := sample(scrape(t, ms.URL), "rentapi_rate_limit_fallbacks_total")
+	if allowed, ceiling := burst(a, b); allowed < plan.Burst || allowed > ceiling {
+		t.Fatalf("with Redis back two processes admitted %d requests; one shared limit admits %d to %d", allowed, plan.Burst, ceiling)
+	}
+	if after := sample(scrape(t, ms.URL), "rentapi_rate_limit_fallbacks_total"); after != before {
+		t.Fatalf("decisions taken alone with Redis back: %v, then %v", before, after)
 	}
 }

@@ -51,7 +51,8 @@ type Config struct {
 	NoRateLimits bool
 	// Buckets keeps the rate limits; when nil, they are kept in Redis at
 	// RedisURL (so that several processes share them; RedisPrefix
-	// namespaces the keys there), or in this process's memory.
+	// namespaces the keys there), or in this process's memory. When the
+	// store fails, this process's own buckets stand in (fallback).
 	Buckets     bucket.Store
 	RedisURL    string
 	RedisPrefix string
@@ -145,7 +146,7 @@ func NewServer(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("api: redis: %w", err)
 		}
 	}
-	s.limits = &limits{store: buckets, log: s.log, off: cfg.NoRateLimits}
+	s.limits = &limits{store: &fallback{shared: buckets, local: bucket.NewMemory(), log: s.log, metrics: s.metrics}, log: s.log, off: cfg.NoRateLimits}
 	s.meter = newMeter(cfg.DB, s.log)
 	doc, err := loadDocument()
 	if err != nil {

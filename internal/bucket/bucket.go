@@ -6,8 +6,12 @@ package bucket
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-redis/redis_rate/v10"
@@ -90,11 +94,24 @@ func (m *Memory) Take(_ context.Context, name string, l Limit, n int, now time.T
 func seconds(f float64) time.Duration { return time.Duration(max(0, f) * float64(time.Second)) }
 
 // Redis is token buckets (GCRA) in Redis, shared by every process that
-// uses the same Redis; Redis's clock is the one that counts.
+// uses the same Redis; Redis's clock is the one that counts. Once Redis
+// fails to answer, takes fail at once with ErrUnavailable (not after the
+// client's retries, a second or two each) until a ping, every second,
+// finds it back.
 type Redis struct {
+	rdb     *redis.Client
 	limiter *redis_rate.Limiter
 	prefix  string
+	// down is the error that found Redis down; nil while it answers.
+	down atomic.Pointer[error]
 }
+
+// ErrUnavailable says that the shared store could not be asked: what the
+// caller does instead (its own buckets, or no answer) is its to decide.
+var ErrUnavailable = errors.New("bucket: the shared store is unavailable")
+
+// pingEvery is how often a Redis found down is asked whether it is back.
+const pingEvery = time.Second
 
 // NewRedis connects to a redis:// URL.
 func NewRedis(ctx context.Context, url, prefix string) (*Redis, error) {
@@ -107,14 +124,57 @@ func NewRedis(ctx context.Context, url, prefix string) (*Redis, error) {
 		rdb.Close()
 		return nil, err
 	}
-	return &Redis{limiter: redis_rate.NewLimiter(rdb), prefix: prefix}, nil
+	return &Redis{rdb: rdb, limiter: redis_rate.NewLimiter(rdb), prefix: prefix}, nil
 }
 
 // Take takes n tokens from the bucket name, at Redis's idea of now.
 func (r *Redis) Take(ctx context.Context, name string, l Limit, n int, _ time.Time) (State, error) {
+	if down := r.down.Load(); down != nil {
+		return State{}, fmt.Errorf("%w: %w", ErrUnavailable, *down)
+	}
 	res, err := r.limiter.AllowN(ctx, r.prefix+name, redis_rate.Limit{Rate: l.Rate, Period: l.Per, Burst: l.Burst}, n)
 	if err != nil {
-		return State{}, err
+		if ctx.Err() != nil { // the caller gave up: that says nothing of Redis
+			return State{}, err
+		}
+		if r.down.CompareAndSwap(nil, &err) {
+			go r.watch()
+		}
+		return State{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return State{Allowed: n == 0 || res.Allowed >= n, Remaining: res.Remaining, RetryAfter: max(0, res.RetryAfter), ResetAfter: max(0, res.ResetAfter)}, nil
+}
+
+// watch pings Redis, found down, every pingEvery until it answers, and
+// then lets takes through to it again; it stops when the store is closed.
+func (r *Redis) watch() {
+	for {
+		time.Sleep(pingEvery)
+		ctx, cancel := context.WithTimeout(context.Background(), pingEvery)
+		err := r.rdb.Ping(ctx).Err()
+		cancel()
+		switch {
+		case err == nil:
+			r.down.Store(nil)
+			return
+		case errors.Is(err, redis.ErrClosed):
+			return
+		}
+		r.down.Store(&err)
+	}
+}
+
+// Close closes the connections to Redis; takes fail after it.
+func (r *Redis) Close() error { return r.rdb.Close() }
+
+// LogTo makes the Redis client write its own notices (a failed dial, say)
+// to log as warnings, instead of as plain text on stderr. The client has
+// one logger for the whole process, so this is for main to call, once.
+func LogTo(log *slog.Logger) { redis.SetLogger(redisLog{log}) }
+
+// redisLog is the Redis client's logger over slog.
+type redisLog struct{ log *slog.Logger }
+
+func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
+	l.log.WarnContext(ctx, fmt.Sprintf(format, v...), "component", "redis")
 }

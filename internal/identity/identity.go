@@ -1,8 +1,9 @@
 // Package identity is what the web pages need to know who is there: it
 // hashes and checks passwords (argon2id, a salt per password), makes the
 // tokens of sessions and of single-use forms and codes (of which only a
-// hash is ever stored), and throttles failed sign-ins per email and per
-// address across every process through the shared token buckets.
+// hash is ever stored), and throttles sign-ins per email, per address and
+// per pair of the two across every process through the shared token
+// buckets.
 package identity
 
 import (
@@ -14,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -90,12 +92,29 @@ func HashToken(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// signInLimit is how many sign-in tries an email, and how many failed ones
-// an address, may have: 10 per 15 minutes.
-var signInLimit = bucket.Limit{Rate: 10, Per: 15 * time.Minute, Burst: 10}
+// The sign-in limits, per 15 minutes (the README's "Sign-in limits"):
+//   - failures from one address, whatever the email: 10;
+//   - tries at one email from one address: 10;
+//   - tries at one email from all addresses together: 100.
+//
+// A try is counted before its password is checked, so tries sent together
+// cannot slip through while one is being checked, and an address already
+// refused spends nothing of the email's budget. One guessing address can so
+// spend at most a tenth of the email's budget: the owner, signing in from
+// anywhere else, is not locked out by it; and however many addresses guess
+// together, one email is guessed at most 100 times in 15 minutes.
+var (
+	addressFailures = bucket.Limit{Rate: 10, Per: 15 * time.Minute, Burst: 10}
+	pairTries       = bucket.Limit{Rate: 10, Per: 15 * time.Minute, Burst: 10}
+	emailTries      = bucket.Limit{Rate: 100, Per: 15 * time.Minute, Burst: 100}
+)
 
-// Throttle limits sign-in tries per email and failures per client address,
-// in buckets every process shares.
+// signUps is how many sign-ups an address may make: 10 per 15 minutes, so
+// accounts cannot be made (nor emails probed for accounts) in bulk.
+var signUps = bucket.Limit{Rate: 10, Per: 15 * time.Minute, Burst: 10}
+
+// Throttle limits sign-in tries per email and per address, and failures
+// per address, in buckets every process shares.
 type Throttle struct {
 	Buckets bucket.Store
 }
@@ -104,44 +123,74 @@ type Throttle struct {
 // now.
 var ErrThrottled = errors.New("identity: too many failed sign-ins")
 
-// Begin takes one try of the email, before its password is checked, and
-// looks at the address's failures: so tries sent together cannot slip
-// through while one is being checked. It returns ErrThrottled, with how
-// long until the next try, when either is used up. A try that succeeds
-// costs one of the email's ten; a person signs in far less often.
+// ErrUnavailable says that the buckets could not be asked (Redis is down):
+// no try is judged then, since a count of this process's own would let
+// every process of the deployment allow a full budget.
+var ErrUnavailable = errors.New("identity: the sign-in throttle's store is unavailable")
+
+// Begin looks at the address's failures and, unless it is refused, takes
+// one try of the email from this address and then one from the email's
+// budget across all addresses, before the password is checked. It returns
+// ErrThrottled, with how long until the next try, when one of them is used
+// up. A try that succeeds costs one of each too; a person signs in far
+// less often.
 func (t Throttle) Begin(ctx context.Context, email, ip string, now time.Time) (time.Duration, error) {
-	st, err := t.Buckets.Take(ctx, "signin:email:"+HashToken(strings.ToLower(email)), signInLimit, 1, now)
+	addr := addressKey(ip)
+	st, err := t.Buckets.Take(ctx, "signin:ip:"+addr, addressFailures, 0, now)
 	if err != nil {
-		return 0, fmt.Errorf("identity: throttle: %w", err)
-	}
-	wait := max(0, st.RetryAfter)
-	refused := !st.Allowed
-	if st, err = t.Buckets.Take(ctx, "signin:ip:"+ip, signInLimit, 0, now); err != nil {
-		return 0, fmt.Errorf("identity: throttle: %w", err)
+		return 0, unavailable(err)
 	}
 	if st.Remaining < 1 {
-		refused, wait = true, max(wait, signInLimit.Per/time.Duration(signInLimit.Rate))
+		return addressFailures.Per / time.Duration(addressFailures.Rate), ErrThrottled
 	}
-	if refused {
-		return max(wait, time.Second), ErrThrottled
+	id := HashToken(strings.ToLower(email))
+	for _, b := range []struct {
+		name  string
+		limit bucket.Limit
+	}{{"signin:pair:" + id + ":" + addr, pairTries}, {"signin:email:" + id, emailTries}} {
+		st, err := t.Buckets.Take(ctx, b.name, b.limit, 1, now)
+		if err != nil {
+			return 0, unavailable(err)
+		}
+		if !st.Allowed {
+			return max(st.RetryAfter, time.Second), ErrThrottled
+		}
 	}
 	return 0, nil
 }
 
 // Failed counts a failed sign-in against the address.
 func (t Throttle) Failed(ctx context.Context, ip string, now time.Time) error {
-	if _, err := t.Buckets.Take(ctx, "signin:ip:"+ip, signInLimit, 1, now); err != nil {
-		return fmt.Errorf("identity: throttle: %w", err)
+	if _, err := t.Buckets.Take(ctx, "signin:ip:"+addressKey(ip), addressFailures, 1, now); err != nil {
+		return unavailable(err)
 	}
 	return nil
 }
 
+// addressKey is a client address as the limits count it: an IPv6 address
+// by its /64, the network one subscriber is given whole (so stepping
+// through its addresses does not give one client more tries), an IPv4
+// address (IPv4-mapped ones too) by itself.
+func addressKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	if a = a.Unmap(); a.Is4() {
+		return a.String()
+	}
+	p, _ := a.WithZone("").Prefix(64)
+	return p.String()
+}
+
+func unavailable(err error) error { return fmt.Errorf("%w: %w", ErrUnavailable, err) }
+
 // SignUp takes one sign-up of the address: 10 per 15 minutes, so accounts
 // cannot be made (nor emails probed for accounts) in bulk.
 func (t Throttle) SignUp(ctx context.Context, ip string, now time.Time) (time.Duration, error) {
-	st, err := t.Buckets.Take(ctx, "signup:ip:"+ip, signInLimit, 1, now)
+	st, err := t.Buckets.Take(ctx, "signup:ip:"+addressKey(ip), signUps, 1, now)
 	if err != nil {
-		return 0, fmt.Errorf("identity: throttle: %w", err)
+		return 0, unavailable(err)
 	}
 	if !st.Allowed {
 		return max(st.RetryAfter, time.Second), ErrThrottled

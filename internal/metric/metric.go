@@ -39,6 +39,7 @@ type Set struct {
 	overload prometheus.Counter
 	limited  *prometheus.CounterVec
 	attempts *prometheus.CounterVec
+	fallback prometheus.Counter
 }
 
 // New makes the metrics on a new registry, with the Go runtime's and the
@@ -68,6 +69,10 @@ func New() *Set {
 			Name: "rentapi_webhook_attempts_total",
 			Help: "Webhook delivery attempts, by result: success (a 2xx answer) or failure.",
 		}, []string{"result"}),
+		fallback: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "rentapi_rate_limit_fallbacks_total",
+			Help: "API rate-limit decisions this process took from its own buckets because the shared store (Redis) did not answer: while it grows, every limit is this process's alone.",
+		}),
 	}
 	// Series that exist from the start read 0, not "no data", in rates and alerts.
 	for _, code := range limitCodes {
@@ -75,7 +80,7 @@ func New() *Set {
 	}
 	m.attempts.WithLabelValues("success")
 	m.attempts.WithLabelValues("failure")
-	m.reg.MustRegister(m.requests, m.duration, m.overload, m.limited, m.attempts,
+	m.reg.MustRegister(m.requests, m.duration, m.overload, m.limited, m.attempts, m.fallback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -122,6 +127,15 @@ func (m *Set) WebhookAttempt(ok bool) {
 		result = "success"
 	}
 	m.attempts.WithLabelValues(result).Inc()
+}
+
+// LimitFallback counts one rate-limit decision taken from this process's
+// own buckets because the shared store failed.
+func (m *Set) LimitFallback() {
+	if m == nil {
+		return
+	}
+	m.fallback.Inc()
 }
 
 // WatchInFlight reports the API requests being served, read from the

@@ -38,6 +38,7 @@ type page struct {
 	location string
 	body     string
 	cookies  []*http.Cookie
+	header   http.Header
 }
 
 func (b *browser) do(method, path string, form url.Values, origin string) page {
@@ -60,7 +61,7 @@ func (b *browser) do(method, path string, form url.Values, origin string) page {
 	}
 	defer resp.Body.Close()
 	rb, _ := io.ReadAll(resp.Body)
-	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(rb), cookies: resp.Cookies()}
+	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(rb), cookies: resp.Cookies(), header: resp.Header}
 }
 
 func (b *browser) get(path string) page { return b.do("GET", path, nil, "") }

@@ -140,13 +140,19 @@ func (s *site) render(w http.ResponseWriter, r *http.Request, status int, name s
 
 // fail answers an error with a clear page of its status: a domain error's
 // message is shown (it is written for people), anything else goes to the
-// log only.
+// log only. A 503 (the database busy, the sign-in throttle's store down)
+// says when to try again (Retry-After).
 func (s *site) fail(w http.ResponseWriter, r *http.Request, a area, err error) {
 	if r.Context().Err() != nil { // the browser went away: nobody to answer, no fault of ours
 		w.WriteHeader(api.StatusClientClosed)
 		return
 	}
-	status := api.StatusOf(err)
+	status, retryAfter := api.StatusOf(err), 1
+	if errors.Is(err, identity.ErrUnavailable) {
+		// The sign-in throttle cannot count (Redis is down): nobody's
+		// password is judged until it can, which it checks every second.
+		status, retryAfter = http.StatusServiceUnavailable, throttleRetryAfter
+	}
 	p := page{Area: a, Status: status}
 	if e, ok := rental.AsError(err); ok && status < 500 && status != http.StatusNotFound {
 		p.Detail = e.Message // a 404 says all there is: no such page, whatever it named
@@ -154,10 +160,14 @@ func (s *site) fail(w http.ResponseWriter, r *http.Request, a area, err error) {
 		s.log.ErrorContext(context.WithoutCancel(r.Context()), "page", "request_id", requestID(r.Context()), "error", err.Error())
 	}
 	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
 	}
 	s.render(w, r, status, "error", p)
 }
+
+// throttleRetryAfter is the seconds a browser is asked to wait when the
+// sign-in throttle's store is down.
+const throttleRetryAfter = 5
 
 // cookieName is the area's session cookie: __Host- prefixed (Secure, path
 // /, no domain: no subdomain can set or read it) whenever served over https.
@@ -266,8 +276,9 @@ func (s *site) handleSignInPage(a area) http.HandlerFunc {
 }
 
 // handleSignIn signs a person in: the same answer for an unknown email and
-// a wrong password, failures throttled per email and per address across
-// every process, and a new session (a new token) at every sign-in.
+// a wrong password, tries throttled per address, per email from the
+// address and per email from all addresses across every process
+// (identity.Throttle), and a new session (a new token) at every sign-in.
 func (s *site) handleSignIn(a area) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := form(w, r); err != nil {
