@@ -38,7 +38,7 @@ var readmeNotRun = []readmeSkip{
 		"starts the service and keeps it running on 127.0.0.1:8080: the test starts the same command, built (buildBinary), on a free port over a fresh database, and takes the key it prints"},
 	{regexp.MustCompile(`^go test \./\.\.\.$`),
 		"the test suite, this test included"},
-	{regexp.MustCompile(`^(RENTAPI_TEST_POSTGRES='[^']+' \\|RENTAPI_TEST_REDIS=\S+ go test \./\.\.\.)$`),
+	{regexp.MustCompile(`^RENTAPI_TEST_POSTGRES='[^']+' +RENTAPI_TEST_REDIS=\S+ go test \./\.\.\.$`),
 		"the test suite on PostgreSQL and Redis, this test included"},
 	{regexp.MustCompile(`^go run \./cmd/rentapi (migrate|serve) .*--db 'postgres://user:pass@db\.internal:5432/rentapi'.*$`),
 		"a deployment on the reader's own hosts (db.internal, cache.internal) serving 0.0.0.0:8080 for good; migrate and serve on PostgreSQL run in TestBinaryEndToEnd/postgres"},
@@ -168,9 +168,11 @@ func readmeShellBlocks(t *testing.T) []readmeBlock {
 	return blocks
 }
 
-// everyLine reports whether every line of text that is not blank matches re.
+// everyLine reports whether every command line of text that is not blank
+// matches re, a line continued with a backslash taken with the next.
 func everyLine(re *regexp.Regexp, text string) bool {
-	for l := range strings.SplitSeq(strings.TrimSuffix(text, "\n"), "\n") {
+	joined := strings.ReplaceAll(text, "\\\n", " ")
+	for l := range strings.SplitSeq(strings.TrimSuffix(joined, "\n"), "\n") {
 		if strings.TrimSpace(l) != "" && !re.MatchString(l) {
 			return false
 		}
