@@ -141,7 +141,7 @@ var errorCodes = []ErrorCode{
 		doRetryAfter + " Spread requests out; `X-RateLimit-Remaining` shows what is left."},
 	{"sandbox_limit", 429, on(WhereAPI), "Test mode: over 20,000 requests a day, or the sandbox's size (20 properties, 500 rooms) is full.",
 		"For the daily limit, wait `Retry-After` seconds; for the size, delete sandbox data or reset the sandbox (`POST /v1/test-helpers/sandbox/reset`)."},
-	{"sending_limit", 429, on(WhereAPI), "Over 60 chat sends (notifications and messages together) in a minute for one landlord account.",
+	{"sending_limit", 429, on(WhereAPI), "Over 60 chat sends (notifications and messages together) in a minute for one account (a landlord as linked to one application).",
 		doRetryAfter},
 	{"too_many_failed_attempts", 429, on(WhereAPI), "Over 30 requests with invalid keys in a minute from one address.",
 		"Fix the key before retrying; then " + doRetryAfter},

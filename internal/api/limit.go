@@ -72,9 +72,11 @@ func (l *limits) failed(ctx context.Context, ip string, now time.Time) {
 	}
 }
 
-// sendingLimit is the chat sends a landlord account may make: 60 a minute,
-// both send endpoints together, in the shared bucket store so that every
-// process counts against one budget.
+// sendingLimit is the chat sends an account may make: 60 a minute, both
+// send endpoints together, in the shared bucket store so that every process
+// counts against one budget. The account is the acct_ one, a landlord as
+// linked to one application, so one application's sends never use up
+// another's to the same landlord.
 var sendingLimit = bucket.Limit{Rate: 60, Per: time.Minute, Burst: 60}
 
 // sending takes one chat send from the account's budget, or is 429
@@ -85,7 +87,7 @@ func (l *limits) sending(ctx context.Context, acct *rental.Account, now time.Tim
 	if l.off {
 		return nil
 	}
-	st, err := l.store.Take(ctx, "send:"+acct.LandlordID, sendingLimit, 1, now)
+	st, err := l.store.Take(ctx, "send:"+acct.ID, sendingLimit, 1, now)
 	if err != nil {
 		l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
 		return nil
