@@ -143,7 +143,7 @@ var errorCodes = []ErrorCode{
 		"For the daily limit, wait `Retry-After` seconds; for the size, delete sandbox data or reset the sandbox (`POST /v1/test-helpers/sandbox/reset`)."},
 	{"sending_limit", 429, on(WhereAPI), "Over 60 chat sends (notifications and messages together) in a minute for one account (a landlord as linked to one application).",
 		doRetryAfter},
-	{"too_many_failed_attempts", 429, on(WhereAPI), "Over 30 requests with invalid keys in a minute from one address.",
+	{"too_many_failed_attempts", 429, on(WhereAPI), "Over 30 requests with invalid keys in a minute from one address: its further invalid keys are refused so, its valid keys still served.",
 		"Fix the key before retrying; then " + doRetryAfter},
 	{"request_header_too_large", 431, on(WhereAPI), "The request line and headers are over 64 KB.",
 		"Send smaller headers (cookies meant for other services, say)."},

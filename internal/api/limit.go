@@ -51,25 +51,19 @@ func (l *limits) allow(ctx context.Context, h http.Header, c *caller, now time.T
 // address may make: 30 per minute.
 var failedKeys = bucket.Limit{Rate: 30, Per: time.Minute, Burst: 30}
 
-// blocked reports whether ip has used up its failed attempts, and for how
-// many seconds it stays so.
-func (l *limits) blocked(ctx context.Context, ip string, now time.Time) (int, bool) {
-	st, err := l.store.Take(ctx, "failed:"+ip, failedKeys, 0, now)
+// failed counts one request with an invalid key from ip, and reports
+// whether ip is over its failed attempts, and if so for how many seconds
+// it stays so.
+func (l *limits) failed(ctx context.Context, ip string, now time.Time) (wait int, over bool) {
+	st, err := l.store.Take(ctx, "failed:"+ip, failedKeys, 1, now)
 	if err != nil {
 		l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
 		return 0, false
 	}
-	if st.Remaining >= 1 {
+	if st.Allowed {
 		return 0, false
 	}
-	return max(1, int(math.Ceil((failedKeys.Per / time.Duration(failedKeys.Rate)).Seconds()))), true
-}
-
-// failed counts one request with an invalid key from ip.
-func (l *limits) failed(ctx context.Context, ip string, now time.Time) {
-	if _, err := l.store.Take(ctx, "failed:"+ip, failedKeys, 1, now); err != nil {
-		l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
-	}
+	return max(1, int(math.Ceil(st.RetryAfter.Seconds()))), true
 }
 
 // sendingLimit is the chat sends an account may make: 60 a minute, both

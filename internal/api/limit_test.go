@@ -83,3 +83,47 @@ func TestRateLimitHeaders(t *testing.T) {
 		t.Fatal("no X-RateLimit-Reset")
 	}
 }
+
+// TestFailedKeysRefuseOnlyInvalidKeys: an address that sent over 30
+// invalid keys in a minute gets 429 too_many_failed_attempts for its
+// further invalid keys (unknown, malformed, revoked), while its requests
+// with a valid key are served as usual: many tenants share one address
+// behind a carrier's NAT. A minute on, its invalid keys get 401 again.
+func TestFailedKeysRefuseOnlyInvalidKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		valid, live := h.testKey(f), h.liveKey(f, acct.ID)
+		revoked := h.liveKey(f, "")
+		revokeKeys(t, e, f, func(k rental.APIKey) bool { return k.Mode == rental.ModeLive && k.AccountID == "" })
+		unknown := "svc_test_" + strings.Repeat("U", 40)
+		get := func(key string) *result {
+			t.Helper()
+			return h.do(req{key: key, method: "GET", path: "/v1/account"})
+		}
+		want(t, get(valid), http.StatusOK)
+		for range 30 {
+			want(t, get(unknown), http.StatusUnauthorized, "invalid_api_key")
+		}
+		for _, key := range []string{unknown, "svc_test_short", revoked, ""} {
+			res := get(key)
+			want(t, res, http.StatusTooManyRequests, "too_many_failed_attempts")
+			if res.header.Get("Retry-After") == "" {
+				t.Fatalf("429 for %q without Retry-After", key)
+			}
+		}
+		for _, key := range []string{valid, live} {
+			res := get(key)
+			want(t, res, http.StatusOK)
+			if res.header.Get("X-RateLimit-Limit") == "" {
+				t.Fatalf("a valid key from the address: %v", res.header)
+			}
+		}
+		res := h.do(req{key: valid, method: "POST", path: "/v1/properties", body: property("Behind the NAT")})
+		want(t, res, http.StatusCreated)
+		want(t, get(unknown), http.StatusTooManyRequests, "too_many_failed_attempts")
+		e.Clock.Advance(time.Minute)
+		want(t, get(unknown), http.StatusUnauthorized, "invalid_api_key")
+	})
+}
