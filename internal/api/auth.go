@@ -27,21 +27,20 @@ const accountHeader = "SERVICE-Account"
 var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
 	"The API key is missing, malformed, unknown, expired or revoked. Send it as 'Authorization: Bearer <key>'.")
 
-// authenticate runs the checks of the Authentication section in their order:
-// the key, its developer and application, the account
-// (sandbox for test keys, bound or selected for live keys, an active link),
-// then computes the usable scopes. Failed keys count against the client's
-// address, and only they are refused once it has sent too many (see
-// refuseKey): a valid key from the same address is served. It sets
-// X-SERVICE-Mode as soon as the key is known.
-//
-// For the application's own resources (appLevel), an unbound live key
-// without the header acts on no account, and the scopes are the key's and
-// the application's: a landlord grants nothing there.
+// The checks of the Authentication section run in their order in two
+// steps: identify (the key) and then, once the request has counted against
+// its developer's per-second limit, admit (the developer and application,
+// the account, the scopes). So every request with a valid key counts and
+// carries the X-RateLimit headers, a refusal at account selection too.
+
+// identify finds the request's key and refuses an invalid one. Failed keys
+// count against the client's address, and only they are refused once it
+// has sent too many (see refuseKey): a valid key from the same address is
+// served. It sets X-SERVICE-Mode as soon as the key is known.
 //
 // kept is the key's kept lookup to run on (see store.KeyCheck), or nil to
 // look the key up.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel bool, kept *store.KeyOwner) (*caller, error) {
+func (s *Server) identify(w http.ResponseWriter, r *http.Request, kept *store.KeyOwner) (*store.KeyOwner, error) {
 	now := s.now()
 	owner, err := kept, error(nil)
 	if owner == nil {
@@ -63,6 +62,18 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
 	inf := info(r.Context())
 	inf.applicationID, inf.mode = owner.App.ID, string(k.Mode)
+	return owner, nil
+}
+
+// admit runs the rest of the checks on an identified key: its developer and
+// application, the account (sandbox for test keys, bound or selected for
+// live keys, an active link), then computes the usable scopes.
+//
+// For the application's own resources (appLevel), an unbound live key
+// without the header acts on no account, and the scopes are the key's and
+// the application's: a landlord grants nothing there.
+func (s *Server) admit(r *http.Request, owner *store.KeyOwner, appLevel bool) (*caller, error) {
+	k := &owner.Key
 	switch {
 	case owner.Developer.Suspended:
 		return nil, rental.Errorf(rental.KindForbidden, "developer_suspended", "The developer account is suspended; all its keys are refused.")
@@ -93,7 +104,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 	if acct.Revoked {
 		return nil, rental.Errorf(rental.KindForbidden, "account_access_revoked", "The link between this application and account %s has ended.", acctID)
 	}
-	inf.accountID = acct.ID
+	info(r.Context()).accountID = acct.ID
 	cl := &caller{key: owner, account: acct, mode: k.Mode, scopes: k.Scopes.Intersect(owner.App.Scopes, acct.Granted)}
 	if appLevel {
 		cl.scopes = k.Scopes.Intersect(owner.App.Scopes)

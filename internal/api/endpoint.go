@@ -116,6 +116,7 @@ func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
 // nothing and returns false. What the request did on its way (a
 // per-second limit's count, a key's last use) may then count twice.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, once *onceBody, kept *store.KeyOwner, kc *store.KeyCheck) bool {
+	var owner *store.KeyOwner
 	var cl *caller
 	noted := false
 	held := func() bool {
@@ -128,8 +129,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		if !kc.Confirm(context.WithoutCancel(r.Context())) {
 			return false
 		}
-		if !noted && cl != nil && cl.key.Key.UseToNote(s.now()) {
-			s.noteKeyUse(r.Context(), cl.key.Key.ID, s.now())
+		if !noted && owner != nil && owner.Key.UseToNote(s.now()) {
+			s.noteKeyUse(r.Context(), owner.Key.ID, s.now())
 		}
 		noted = true
 		return true
@@ -141,12 +142,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		s.writeError(w, r, err)
 		return true
 	}
-	cl, err := s.authenticate(w, r, appLevel, kept)
+	owner, err := s.identify(w, r, kept)
 	if err != nil {
 		return fail(err)
 	}
 	now := s.now()
-	if err := s.limits.allow(r.Context(), w.Header(), cl, now); err != nil {
+	if err := s.limits.allow(r.Context(), w.Header(), owner, now); err != nil {
+		return fail(err)
+	}
+	if cl, err = s.admit(r, owner, appLevel); err != nil {
 		return fail(err)
 	}
 	counter, err := s.quota(r.Context(), w.Header(), cl, now)

@@ -10,6 +10,7 @@ import (
 
 	"rentapi/internal/bucket"
 	"rentapi/internal/rental"
+	"rentapi/internal/store"
 )
 
 // limits applies the per-second rate limits and the failed-key protection
@@ -22,15 +23,16 @@ type limits struct {
 	off   bool // per-second limits turned off by the operator
 }
 
-// allow takes a token for the caller's developer and mode (limits apply to
+// allow takes a token for the key's developer and mode (limits apply to
 // the developer account as a whole, test and live separately) and writes
-// the X-RateLimit headers; without a token it is 429 rate_limited.
-func (l *limits) allow(ctx context.Context, h http.Header, c *caller, now time.Time) error {
-	plan := c.key.Developer.Plan.Limits()
+// the X-RateLimit headers; without a token it is 429 rate_limited. Every
+// request with a valid key takes one, whatever its answer.
+func (l *limits) allow(ctx context.Context, h http.Header, o *store.KeyOwner, now time.Time) error {
+	plan := o.Developer.Plan.Limits()
 	st := bucket.State{Allowed: true, Remaining: plan.Burst}
 	if !l.off {
 		var err error
-		st, err = l.store.Take(ctx, "rate:"+c.key.Developer.ID+":"+string(c.mode), bucket.Limit{Rate: plan.RatePerSecond, Per: time.Second, Burst: plan.Burst}, 1, now)
+		st, err = l.store.Take(ctx, "rate:"+o.Developer.ID+":"+string(o.Key.Mode), bucket.Limit{Rate: plan.RatePerSecond, Per: time.Second, Burst: plan.Burst}, 1, now)
 		if err != nil {
 			l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
 			st = bucket.State{Allowed: true, Remaining: plan.Burst}
