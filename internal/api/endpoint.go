@@ -89,10 +89,23 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 				s.writeError(w, r, err)
 				return
 			}
+			if body.read && StatusOf(body.err) == http.StatusRequestTimeout {
+				// The body came too late, and net/http has cancelled the
+				// request's context (the failed read ends it): the answer
+				// still owed (the 408, or what the lookup made now says
+				// of the key) must not stop at it.
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), lateAnswerWait)
+				defer cancel()
+				r = r.WithContext(ctx)
+			}
 		}
 		s.serve(w, r, scope, query, h, appLevel, &body, nil, nil)
 	})
 }
+
+// lateAnswerWait bounds the second run of a request whose body came too
+// late (see adapt), which no longer ends with the request's context.
+const lateAnswerWait = 5 * time.Second
 
 // onceBody is a request's body as read by its first run (see serve).
 type onceBody struct {
