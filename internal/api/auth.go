@@ -27,40 +27,34 @@ const accountHeader = "SERVICE-Account"
 var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
 	"The API key is missing, malformed, unknown, expired or revoked. Send it as 'Authorization: Bearer <key>'.")
 
-// authenticate runs the checks of the Authentication section in their order:
-// the key, its developer and application, the account
-// (sandbox for test keys, bound or selected for live keys, an active link),
-// then computes the usable scopes. Failed keys count against the client's
-// address. It sets X-SERVICE-Mode as soon as the key is known.
-//
-// For the application's own resources (appLevel), an unbound live key
-// without the header acts on no account, and the scopes are the key's and
-// the application's: a landlord grants nothing there.
+// The checks of the Authentication section run in their order in two
+// steps: identify (the key) and then, once the request has counted against
+// its developer's per-second limit, admit (the developer and application,
+// the account, the scopes). So every request with a valid key counts and
+// carries the X-RateLimit headers, a refusal at account selection too.
+
+// identify finds the request's key and refuses an invalid one. Failed keys
+// count against the client's address, and only they are refused once it
+// has sent too many (see refuseKey): a valid key from the same address is
+// served. It sets X-SERVICE-Mode as soon as the key is known.
 //
 // kept is the key's kept lookup to run on (see store.KeyCheck), or nil to
 // look the key up.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel bool, kept *store.KeyOwner) (*caller, error) {
-	ip := s.proxies.ClientIP(r)
+func (s *Server) identify(w http.ResponseWriter, r *http.Request, kept *store.KeyOwner) (*store.KeyOwner, error) {
 	now := s.now()
-	if wait, blocked := s.limits.blocked(r.Context(), ip, now); blocked {
-		e := rental.Errorf(rental.KindRateLimited, "too_many_failed_attempts", "Too many requests with invalid API keys from this address.")
-		e.RetryAfter = wait
-		return nil, e
-	}
 	owner, err := kept, error(nil)
 	if owner == nil {
 		owner, err = s.lookupKey(r, now)
 	}
 	if err != nil {
 		if e, ok := rental.AsError(err); ok && e == errInvalidKey {
-			s.limits.failed(r.Context(), ip, now)
+			return nil, s.refuseKey(r, now)
 		}
 		return nil, err
 	}
 	k := &owner.Key
 	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(k.ExpiresAt.Time)) {
-		s.limits.failed(r.Context(), ip, now)
-		return nil, errInvalidKey
+		return nil, s.refuseKey(r, now)
 	}
 	if kept == nil && k.UseToNote(now) { // on a kept lookup, serve notes it once confirmed
 		s.noteKeyUse(r.Context(), k.ID, now)
@@ -68,6 +62,18 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
 	inf := info(r.Context())
 	inf.applicationID, inf.mode = owner.App.ID, string(k.Mode)
+	return owner, nil
+}
+
+// admit runs the rest of the checks on an identified key: its developer and
+// application, the account (sandbox for test keys, bound or selected for
+// live keys, an active link), then computes the usable scopes.
+//
+// For the application's own resources (appLevel), an unbound live key
+// without the header acts on no account, and the scopes are the key's and
+// the application's: a landlord grants nothing there.
+func (s *Server) admit(r *http.Request, owner *store.KeyOwner, appLevel bool) (*caller, error) {
+	k := &owner.Key
 	switch {
 	case owner.Developer.Suspended:
 		return nil, rental.Errorf(rental.KindForbidden, "developer_suspended", "The developer account is suspended; all its keys are refused.")
@@ -98,12 +104,30 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, appLevel b
 	if acct.Revoked {
 		return nil, rental.Errorf(rental.KindForbidden, "account_access_revoked", "The link between this application and account %s has ended.", acctID)
 	}
-	inf.accountID = acct.ID
+	info(r.Context()).accountID = acct.ID
 	cl := &caller{key: owner, account: acct, mode: k.Mode, scopes: k.Scopes.Intersect(owner.App.Scopes, acct.Granted)}
 	if appLevel {
 		cl.scopes = k.Scopes.Intersect(owner.App.Scopes)
 	}
 	return s.checkLive(cl)
+}
+
+// refuseKey answers a request whose key is invalid (missing, malformed,
+// unknown, revoked, expired) and counts it against the client's address:
+// 401 invalid_api_key, or 429 too_many_failed_attempts once the address
+// has sent too many. Only invalid keys are refused so: many clients share
+// one address (tenants behind a Thai carrier's NAT), and one of them trying
+// keys must not lock the others out. The key is looked up first, even from
+// an address over the limit; a key cannot be guessed anyway (40 random
+// characters), and the limit only slows down a client stuck in a loop.
+func (s *Server) refuseKey(r *http.Request, now time.Time) error {
+	wait, over := s.limits.failed(r.Context(), s.proxies.ClientIP(r), now)
+	if !over {
+		return errInvalidKey
+	}
+	e := rental.Errorf(rental.KindRateLimited, "too_many_failed_attempts", "Too many requests with invalid API keys from this address.")
+	e.RetryAfter = wait
+	return e
 }
 
 // keyUseWait bounds how long writing down a key's use may wait for the

@@ -375,6 +375,66 @@ func TestSendingLimitAcrossProcesses(t *testing.T) {
 	})
 }
 
+// TestSendingLimitPerAccount: the 60 sends a minute are the acct_
+// account's, a landlord as linked to one application, so one application
+// that uses up its sends leaves another application's sends to the same
+// landlord, and the same tenant, untouched. With RENTAPI_TEST_REDIS set,
+// the sends are spread over two processes sharing the limits there; without
+// it, both applications send through one process.
+func TestSendingLimitPerAccount(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		line := newFakeLINE(t)
+		var shared []func(*api.Config)
+		if url := os.Getenv(redisEnv); url != "" {
+			prefix := rental.NewID("t") + ":"
+			shared = append(shared, func(c *api.Config) { c.RedisURL, c.RedisPrefix = url, prefix })
+		}
+		a := chatHarness(t, e, line, shared...)
+		b := a
+		if len(shared) > 0 {
+			b = newHarness(t, e, append(shared, func(c *api.Config) { c.ChatLive, c.LineChannelSecret = true, lineSecret })...)
+		}
+		p := newPayee(t, a, rental.LandlordStandard)
+		tenant := billTenant(t, a, p)
+		registerTenant(t, a, tenant)
+		// Another developer's application, linked to the same landlord.
+		g := a.fixture(rental.PlanPro)
+		var acct *rental.Account
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+			acct, err = tx.LinkAccount(ctx, g.App.ID, p.acct.LandlordID, g.App.Scopes)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if acct.LandlordID != p.acct.LandlordID || acct.ID == p.acct.ID {
+			t.Fatalf("accounts %+v and %+v", p.acct, acct)
+		}
+		other := a.liveKey(g, acct.ID)
+		send := func(h *harness, key, idem string) *result {
+			t.Helper()
+			return h.do(req{key: key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": tenant, "text": "hello"},
+				headers: []string{"Idempotency-Key: " + idem}})
+		}
+		refused := false
+		for i := 0; i < 90 && !refused; i++ {
+			res := send([]*harness{a, b}[i%2], p.key, "first-"+strconv.Itoa(i))
+			switch {
+			case res.status == http.StatusTooManyRequests && res.code() == "sending_limit":
+				refused = true
+			case res.status != http.StatusAccepted:
+				t.Fatalf("send %d of the first application: %d %s", i, res.status, res.body)
+			}
+		}
+		if !refused {
+			t.Fatal("the first application's sends were never refused")
+		}
+		for i, h := range []*harness{a, b} {
+			want(t, send(h, other, "second-"+strconv.Itoa(i)), http.StatusAccepted)
+		}
+	})
+}
+
 func TestMessageIdempotentUnderConcurrency(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)

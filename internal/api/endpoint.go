@@ -89,10 +89,23 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 				s.writeError(w, r, err)
 				return
 			}
+			if body.read && StatusOf(body.err) == http.StatusRequestTimeout {
+				// The body came too late, and net/http has cancelled the
+				// request's context (the failed read ends it): the answer
+				// still owed (the 408, or what the lookup made now says
+				// of the key) must not stop at it.
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), lateAnswerWait)
+				defer cancel()
+				r = r.WithContext(ctx)
+			}
 		}
 		s.serve(w, r, scope, query, h, appLevel, &body, nil, nil)
 	})
 }
+
+// lateAnswerWait bounds the second run of a request whose body came too
+// late (see adapt), which no longer ends with the request's context.
+const lateAnswerWait = 5 * time.Second
 
 // onceBody is a request's body as read by its first run (see serve).
 type onceBody struct {
@@ -116,6 +129,7 @@ func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
 // nothing and returns false. What the request did on its way (a
 // per-second limit's count, a key's last use) may then count twice.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, once *onceBody, kept *store.KeyOwner, kc *store.KeyCheck) bool {
+	var owner *store.KeyOwner
 	var cl *caller
 	noted := false
 	held := func() bool {
@@ -128,8 +142,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		if !kc.Confirm(context.WithoutCancel(r.Context())) {
 			return false
 		}
-		if !noted && cl != nil && cl.key.Key.UseToNote(s.now()) {
-			s.noteKeyUse(r.Context(), cl.key.Key.ID, s.now())
+		if !noted && owner != nil && owner.Key.UseToNote(s.now()) {
+			s.noteKeyUse(r.Context(), owner.Key.ID, s.now())
 		}
 		noted = true
 		return true
@@ -141,12 +155,15 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		s.writeError(w, r, err)
 		return true
 	}
-	cl, err := s.authenticate(w, r, appLevel, kept)
+	owner, err := s.identify(w, r, kept)
 	if err != nil {
 		return fail(err)
 	}
 	now := s.now()
-	if err := s.limits.allow(r.Context(), w.Header(), cl, now); err != nil {
+	if err := s.limits.allow(r.Context(), w.Header(), owner, now); err != nil {
+		return fail(err)
+	}
+	if cl, err = s.admit(r, owner, appLevel); err != nil {
 		return fail(err)
 	}
 	counter, err := s.quota(r.Context(), w.Header(), cl, now)
@@ -217,17 +234,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	return true
 }
 
-// run calls the handler and renders its result. A store error that means
-// the request must run again (store.ErrKeyChanged, store.ErrNotClaimed) is
-// returned instead, and nothing rendered.
+// run calls the handler and renders its result. A store error that is
+// not the handler's to answer (see overrides) is returned instead, and
+// nothing rendered.
 func (s *Server) run(c *call, h handlerFunc) (response, error) {
 	status, body, err := h(c)
-	if c.tx != nil && runAgain(c.tx.Err()) != nil {
+	if c.tx != nil && overrides(c.tx.Err()) != nil {
 		// Whatever the handler made of it (a handler may make light of a
 		// failed statement), the transaction did nothing that counts.
 		err = c.tx.Err()
 	}
-	if runAgain(err) != nil {
+	if overrides(err) != nil {
 		return response{}, err
 	}
 	if err != nil {
@@ -279,12 +296,20 @@ func (s *Server) transact(c *call, h handlerFunc, idem *idempotency) response {
 func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead bool) (response, error) {
 	// A write for an account takes its landlord first, then the key's row,
 	// even one on the application's own resources (it may record an event
-	// of the landlord): one order for every write, no deadlock.
-	begin := s.db.BeginChecked
-	if ahead {
-		begin = s.db.BeginAhead
+	// of the landlord): one order for every write, no deadlock. Before
+	// both, an Idempotency-Key is held (see store.BeginIdempotent): while
+	// a request with it runs on any process, this one is answered 409 at
+	// once instead of waiting for that one's answer.
+	var tx *store.Tx
+	var err error
+	switch {
+	case idem != nil:
+		tx, err = s.db.BeginIdempotent(c.ctx, c.acct(), c.check, idem.key, ahead)
+	case ahead:
+		tx, err = s.db.BeginAhead(c.ctx, c.acct(), c.check)
+	default:
+		tx, err = s.db.BeginChecked(c.ctx, c.acct(), c.check)
 	}
-	tx, err := begin(c.ctx, c.acct(), c.check)
 	if err != nil {
 		return s.again(c, err)
 	}
@@ -310,11 +335,12 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 		// The work is undone and the answer kept: in a new transaction
 		// that takes only the key (not the landlord's turn again), and
 		// claims it again (another process may have run a request with it
-		// in between: then that one's answer counts).
+		// in between: then that one's answer counts, and one that runs
+		// still is answered 409).
 		tx.Rollback()
 		// The key's kept lookup may not have been checked yet (nothing
 		// was sent): the answer is kept only if it holds.
-		if tx, err = s.db.BeginChecked(c.ctx, nil, c.check); err != nil {
+		if tx, err = s.db.BeginIdempotent(c.ctx, nil, c.check, idem.key, false); err != nil {
 			return s.again(c, err)
 		}
 		defer tx.Rollback()
@@ -344,6 +370,17 @@ func (s *Server) again(c *call, err error) (response, error) {
 		return response{}, err
 	}
 	return s.renderError(c.ctx, err), nil
+}
+
+// overrides is err if it, not the handler's answer, says how the request
+// ends: it must run again (see runAgain), or its Idempotency-Key is held by
+// a request that still runs (store.ErrKeyBusy: 409, which is never kept),
+// else nil.
+func overrides(err error) error {
+	if runAgain(err) != nil || errors.Is(err, store.ErrKeyBusy) {
+		return err
+	}
+	return nil
 }
 
 // runAgain is err if it means the request must run again, else nil.

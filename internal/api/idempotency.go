@@ -93,8 +93,10 @@ func keepable(status int) bool { return status < 500 && status != StatusClientCl
 // with their requests' fingerprints. A second request with one of them is
 // answered at once, as the specification says: 409 idempotency_in_progress,
 // or 422 idempotency_key_reused if it is another request; it does not wait
-// at the key's row for the first to end. Across processes it is the row
-// that decides.
+// at the key's row for the first to end. Across processes, the key's hold
+// in the database does the same (store.BeginIdempotent), answering 409
+// whichever request it is, since another process's fingerprint is not
+// known until its answer is kept.
 type running struct {
 	mu   sync.Mutex
 	keys map[store.IdempotencyKey]string

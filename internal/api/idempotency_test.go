@@ -6,8 +6,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -178,4 +180,102 @@ func TestReplayKeepsRetryAfter(t *testing.T) {
 	if again.header.Get("Retry-After") == "" || again.header.Get("Retry-After") != first.header.Get("Retry-After") {
 		t.Fatalf("Retry-After %q then %q", first.header.Get("Retry-After"), again.header.Get("Retry-After"))
 	}
+}
+
+// TestIdempotencyInProgressAcrossProcesses: a request with the same
+// Idempotency-Key as one that still runs on another process is answered
+// at once, 409 idempotency_in_progress, not with the first's answer once
+// that is done. Here the two are sent to two processes together while a
+// third holds their landlord, so the first to reach the database waits
+// there, running; the other is refused, the same request or another one
+// with the key. Then the first is answered, and retries replay its answer
+// on either process. On SQLite, where one process serves a database file,
+// both go to one server.
+func TestIdempotencyInProgressAcrossProcesses(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		one := newHarness(t, e)
+		two, third := one, e.DB
+		if e.Name == "postgres" {
+			two = secondServer(t, one)
+			db, err := store.Open(t.Context(), e.DSN, store.Options{Now: e.Clock.Now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			third = db
+		}
+		f := one.fixture(rental.PlanEnterprise)
+		key := one.testKey(f)
+		for _, c := range []struct {
+			name  string
+			other string // the other request's body
+		}{
+			{"same-request", "Once"},
+			{"other-request", "Another"},
+		} {
+			first := req{key: key, method: "POST", path: "/v1/properties", body: property("Once"), headers: []string{"Idempotency-Key: " + c.name}}
+			other := first
+			other.body = property(c.other)
+			writer, err := third.BeginClaimed(t.Context(), f.Sandbox(t, e.DB))
+			if err != nil {
+				t.Fatal(err)
+			}
+			type answer struct {
+				h   *harness
+				rq  req
+				res *result
+			}
+			answers := make(chan answer, 2)
+			for i, rq := range []req{first, other} {
+				h := []*harness{one, two}[i]
+				go func() {
+					res, err := h.send(rq)
+					if err != nil {
+						t.Error(err)
+					}
+					answers <- answer{h, rq, res}
+				}()
+			}
+			var refused answer
+			select {
+			case refused = <-answers:
+			case <-time.After(5 * time.Second):
+				writer.Rollback()
+				t.Fatalf("%s: no answer while the first request ran: the other waited for it", c.name)
+			}
+			writer.Rollback()
+			ran := <-answers
+			if refused.res == nil || ran.res == nil {
+				t.Fatalf("%s: %+v %+v", c.name, refused.res, ran.res)
+			}
+			if code := refused.res.code(); refused.res.status != http.StatusConflict || code != "idempotency_in_progress" {
+				// In one process, a different request with a key in use is
+				// told so at once.
+				if one != two || c.other == "Once" || code != "idempotency_key_reused" {
+					t.Fatalf("%s: the request refused while the first ran: %d %s", c.name, refused.res.status, refused.res.body)
+				}
+			}
+			if refused.res.header.Get("Idempotent-Replayed") != "" {
+				t.Fatalf("%s: the refusal was kept: %v", c.name, refused.res.header)
+			}
+			want(t, ran.res, http.StatusCreated)
+			if ran.res.header.Get("Idempotent-Replayed") != "false" {
+				t.Fatalf("%s: the request that ran: %v", c.name, ran.res.header)
+			}
+			for _, h := range []*harness{one, two} {
+				again := h.do(ran.rq)
+				if again.status != http.StatusCreated || again.header.Get("Idempotent-Replayed") != "true" || !bytes.Equal(again.body, ran.res.body) {
+					t.Fatalf("%s: retry of the request that ran: %d %v %s", c.name, again.status, again.header, again.body)
+				}
+			}
+			// The refused request, retried: the same one replays, another is 422.
+			if retry := refused.h.do(refused.rq); c.other == "Once" {
+				if retry.status != http.StatusCreated || !bytes.Equal(retry.body, ran.res.body) {
+					t.Fatalf("%s: retry of the refused request: %d %s", c.name, retry.status, retry.body)
+				}
+			} else {
+				want(t, retry, http.StatusUnprocessableEntity, "idempotency_key_reused")
+			}
+		}
+	})
 }

@@ -2,12 +2,14 @@ package api_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"rentapi/internal/api"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
@@ -311,5 +313,76 @@ func TestClaimsAheadAcrossServers(t *testing.T) {
 		if lost := one.e.DB.ClaimsAheadLost() + two.e.DB.ClaimsAheadLost(); e.DB.Engine() == store.Postgres && lost == 0 {
 			t.Fatal("no claim ahead met the other process's tick")
 		}
+	})
+}
+
+// TestKeptLookupStalledBody: a write whose body stalls is answered 408
+// request_timeout in the envelope on both engines, also when, on
+// PostgreSQL, something the key's kept lookup reads changed while the body
+// was awaited (another key was revoked), so that the request runs again on a
+// lookup made then: net/http has cancelled the request's context by that
+// time (the failed read ends it), and that lookup must not run on it. On
+// PostgreSQL, when the change is the key's own revocation, the answer is
+// the new lookup's: 401.
+func TestKeptLookupStalledBody(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e, func(c *api.Config) { c.BodyTimeout = time.Second })
+		f := h.fixture(rental.PlanPro)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		// stalled sends a write whose body stops after its first byte,
+		// runs meanwhile while the server waits for the rest, and returns
+		// the answer.
+		stalled := func(key string, meanwhile func()) *result {
+			t.Helper()
+			want(t, h.do(req{key: key, method: "GET", path: "/v1/properties"}), http.StatusOK) // the lookup is kept
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			r, _ := http.NewRequest("POST", h.url+"/v1/properties", pr)
+			r.Header.Set("Authorization", "Bearer "+key)
+			r.Header.Set("Content-Type", "application/json")
+			r.Header.Set("Idempotency-Key", "stalled")
+			type answer struct {
+				res *result
+				err error
+			}
+			done := make(chan answer, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(r)
+				if err != nil {
+					done <- answer{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				done <- answer{&result{status: resp.StatusCode, header: resp.Header, body: b}, err}
+			}()
+			pw.Write([]byte("{"))
+			time.Sleep(300 * time.Millisecond) // the server has the key, and waits for the body
+			meanwhile()
+			a := <-done
+			if a.err != nil {
+				t.Fatalf("stalled write: %v", a.err)
+			}
+			if err := checkContract(r, a.res); err != nil {
+				t.Error(err)
+			}
+			return a.res
+		}
+		key := h.liveKey(f, acct.ID)
+		h.liveKey(f, "") // another key, revoked while the body is awaited
+		res := stalled(key, func() { revokeKeys(t, e, f, func(k rental.APIKey) bool { return k.AccountID == "" }) })
+		want(t, res, http.StatusRequestTimeout, "request_timeout")
+		if res.header.Get("X-RateLimit-Limit") == "" || res.header.Get("X-SERVICE-Mode") != "live" {
+			t.Fatalf("408 headers: %v", res.header)
+		}
+		if e.Name != "postgres" {
+			return // the key was looked up before the body, as SQLite always does: its answer stands
+		}
+		res = stalled(key, func() {
+			revokeKeys(t, e, f, func(k rental.APIKey) bool {
+				return k.Prefix == rental.KeyVisiblePrefix(key) && k.Last4 == rental.KeyLast4(key)
+			})
+		})
+		want(t, res, http.StatusUnauthorized, "invalid_api_key")
 	})
 }

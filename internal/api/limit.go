@@ -10,6 +10,7 @@ import (
 
 	"rentapi/internal/bucket"
 	"rentapi/internal/rental"
+	"rentapi/internal/store"
 )
 
 // limits applies the per-second rate limits and the failed-key protection
@@ -23,15 +24,16 @@ type limits struct {
 	off   bool // per-second limits turned off by the operator
 }
 
-// allow takes a token for the caller's developer and mode (limits apply to
+// allow takes a token for the key's developer and mode (limits apply to
 // the developer account as a whole, test and live separately) and writes
-// the X-RateLimit headers; without a token it is 429 rate_limited.
-func (l *limits) allow(ctx context.Context, h http.Header, c *caller, now time.Time) error {
-	plan := c.key.Developer.Plan.Limits()
+// the X-RateLimit headers; without a token it is 429 rate_limited. Every
+// request with a valid key takes one, whatever its answer.
+func (l *limits) allow(ctx context.Context, h http.Header, o *store.KeyOwner, now time.Time) error {
+	plan := o.Developer.Plan.Limits()
 	st := bucket.State{Allowed: true, Remaining: plan.Burst}
 	if !l.off {
 		var err error
-		st, err = l.store.Take(ctx, "rate:"+c.key.Developer.ID+":"+string(c.mode), bucket.Limit{Rate: plan.RatePerSecond, Per: time.Second, Burst: plan.Burst}, 1, now)
+		st, err = l.store.Take(ctx, "rate:"+o.Developer.ID+":"+string(o.Key.Mode), bucket.Limit{Rate: plan.RatePerSecond, Per: time.Second, Burst: plan.Burst}, 1, now)
 		if err != nil {
 			l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
 			st = bucket.State{Allowed: true, Remaining: plan.Burst}
@@ -52,30 +54,26 @@ func (l *limits) allow(ctx context.Context, h http.Header, c *caller, now time.T
 // address may make: 30 per minute.
 var failedKeys = bucket.Limit{Rate: 30, Per: time.Minute, Burst: 30}
 
-// blocked reports whether ip has used up its failed attempts, and for how
-// many seconds it stays so.
-func (l *limits) blocked(ctx context.Context, ip string, now time.Time) (int, bool) {
-	st, err := l.store.Take(ctx, "failed:"+ip, failedKeys, 0, now)
+// failed counts one request with an invalid key from ip, and reports
+// whether ip is over its failed attempts, and if so for how many seconds
+// it stays so.
+func (l *limits) failed(ctx context.Context, ip string, now time.Time) (wait int, over bool) {
+	st, err := l.store.Take(ctx, "failed:"+ip, failedKeys, 1, now)
 	if err != nil {
 		l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
 		return 0, false
 	}
-	if st.Remaining >= 1 {
+	if st.Allowed {
 		return 0, false
 	}
-	return max(1, int(math.Ceil((failedKeys.Per / time.Duration(failedKeys.Rate)).Seconds()))), true
+	return max(1, int(math.Ceil(st.RetryAfter.Seconds()))), true
 }
 
-// failed counts one request with an invalid key from ip.
-func (l *limits) failed(ctx context.Context, ip string, now time.Time) {
-	if _, err := l.store.Take(ctx, "failed:"+ip, failedKeys, 1, now); err != nil {
-		l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
-	}
-}
-
-// sendingLimit is the chat sends a landlord account may make: 60 a minute,
-// both send endpoints together, in the shared bucket store so that every
-// process counts against one budget.
+// sendingLimit is the chat sends an account may make: 60 a minute, both
+// send endpoints together, in the shared bucket store so that every process
+// counts against one budget. The account is the acct_ one, a landlord as
+// linked to one application, so one application's sends never use up
+// another's to the same landlord.
 var sendingLimit = bucket.Limit{Rate: 60, Per: time.Minute, Burst: 60}
 
 // sending takes one chat send from the account's budget, or is 429
@@ -86,7 +84,7 @@ func (l *limits) sending(ctx context.Context, acct *rental.Account, now time.Tim
 	if l.off {
 		return nil
 	}
-	st, err := l.store.Take(ctx, "send:"+acct.LandlordID, sendingLimit, 1, now)
+	st, err := l.store.Take(ctx, "send:"+acct.ID, sendingLimit, 1, now)
 	if err != nil {
 		l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
 		return nil

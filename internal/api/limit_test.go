@@ -13,6 +13,7 @@ import (
 	"rentapi/internal/bucket/buckettest"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
+	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -172,4 +173,127 @@ func TestRateLimitsWhenRedisIsDown(t *testing.T) {
 	if after := sample(scrape(t, ms.URL), "rentapi_rate_limit_fallbacks_total"); after != before {
 		t.Fatalf("decisions taken alone with Redis back: %v, then %v", before, after)
 	}
+}
+
+// TestFailedKeysRefuseOnlyInvalidKeys: an address that sent over 30
+// invalid keys in a minute gets 429 too_many_failed_attempts for its
+// further invalid keys (unknown, malformed, revoked), while its requests
+// with a valid key are served as usual: many tenants share one address
+// behind a carrier's NAT. A minute on, its invalid keys get 401 again.
+func TestFailedKeysRefuseOnlyInvalidKeys(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		valid, live := h.testKey(f), h.liveKey(f, acct.ID)
+		revoked := h.liveKey(f, "")
+		revokeKeys(t, e, f, func(k rental.APIKey) bool { return k.Mode == rental.ModeLive && k.AccountID == "" })
+		unknown := "svc_test_" + strings.Repeat("U", 40)
+		get := func(key string) *result {
+			t.Helper()
+			return h.do(req{key: key, method: "GET", path: "/v1/account"})
+		}
+		want(t, get(valid), http.StatusOK)
+		for range 30 {
+			want(t, get(unknown), http.StatusUnauthorized, "invalid_api_key")
+		}
+		for _, key := range []string{unknown, "svc_test_short", revoked, ""} {
+			res := get(key)
+			want(t, res, http.StatusTooManyRequests, "too_many_failed_attempts")
+			if res.header.Get("Retry-After") == "" {
+				t.Fatalf("429 for %q without Retry-After", key)
+			}
+		}
+		for _, key := range []string{valid, live} {
+			res := get(key)
+			want(t, res, http.StatusOK)
+			if res.header.Get("X-RateLimit-Limit") == "" {
+				t.Fatalf("a valid key from the address: %v", res.header)
+			}
+		}
+		res := h.do(req{key: valid, method: "POST", path: "/v1/properties", body: property("Behind the NAT")})
+		want(t, res, http.StatusCreated)
+		want(t, get(unknown), http.StatusTooManyRequests, "too_many_failed_attempts")
+		e.Clock.Advance(time.Minute)
+		want(t, get(unknown), http.StatusUnauthorized, "invalid_api_key")
+	})
+}
+
+// TestAccountRefusalsCountAgainstTheRate: a request whose key is valid
+// counts against the developer's per-second limit and carries the
+// X-RateLimit headers even when it is refused at account selection (403
+// account_*, developer_suspended, application_disabled, 402
+// payment_required): a burst of them runs the bucket down like any other
+// requests, and the next is 429 rate_limited.
+func TestAccountRefusalsCountAgainstTheRate(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		h := newHarness(t, e)
+		set := func(fn func(tx *store.Tx) error) {
+			t.Helper()
+			if err := e.DB.InTx(ctx, fn); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			code   string
+			status int
+			// setup returns the key and the headers of the refused request.
+			setup func(f storetest.Fixture) (string, []string)
+		}{
+			{"account_required", http.StatusForbidden, func(f storetest.Fixture) (string, []string) {
+				f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+				return h.liveKey(f, ""), nil
+			}},
+			{"account_not_connected", http.StatusForbidden, func(f storetest.Fixture) (string, []string) {
+				f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+				return h.liveKey(f, ""), []string{"SERVICE-Account: acct_000000000000000000000000"}
+			}},
+			{"account_mismatch", http.StatusForbidden, func(f storetest.Fixture) (string, []string) {
+				a := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+				b := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+				return h.liveKey(f, a.ID), []string{"SERVICE-Account: " + b.ID}
+			}},
+			{"account_access_revoked", http.StatusForbidden, func(f storetest.Fixture) (string, []string) {
+				a := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+				key := h.liveKey(f, a.ID)
+				set(func(tx *store.Tx) error { return tx.RevokeAccount(ctx, f.App.ID, a.ID) })
+				return key, nil
+			}},
+			{"developer_suspended", http.StatusForbidden, func(f storetest.Fixture) (string, []string) {
+				key := h.testKey(f)
+				set(func(tx *store.Tx) error { return tx.SetDeveloperStatus(ctx, f.Developer.ID, true, false) })
+				return key, nil
+			}},
+			{"application_disabled", http.StatusForbidden, func(f storetest.Fixture) (string, []string) {
+				key := h.testKey(f)
+				set(func(tx *store.Tx) error { return tx.SetApplicationDisabled(ctx, f.App.ID, true) })
+				return key, nil
+			}},
+			{"payment_required", http.StatusPaymentRequired, func(f storetest.Fixture) (string, []string) {
+				key := h.liveKey(f, f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes).ID)
+				set(func(tx *store.Tx) error { return tx.SetDeveloperStatus(ctx, f.Developer.ID, false, true) })
+				return key, nil
+			}},
+		} {
+			f := h.fixture(rental.PlanFree) // burst 20
+			key, headers := c.setup(f)
+			burst := rental.PlanFree.Limits().Burst
+			for i := range burst {
+				res := h.do(req{key: key, method: "GET", path: "/v1/properties", headers: headers})
+				want(t, res, c.status, c.code)
+				if got, left := res.header.Get("X-RateLimit-Limit"), res.header.Get("X-RateLimit-Remaining"); got != itoa(int64(burst)) || left != itoa(int64(burst-1-i)) {
+					t.Fatalf("%s, refusal %d: X-RateLimit-Limit %q, X-RateLimit-Remaining %q; want %d and %d", c.code, i, got, left, burst, burst-1-i)
+				}
+				if res.header.Get("X-RateLimit-Reset") == "" {
+					t.Fatalf("%s without X-RateLimit-Reset", c.code)
+				}
+			}
+			res := h.do(req{key: key, method: "GET", path: "/v1/properties", headers: headers})
+			want(t, res, http.StatusTooManyRequests, "rate_limited")
+			if res.header.Get("Retry-After") == "" || res.header.Get("X-RateLimit-Remaining") != "0" {
+				t.Fatalf("%s past the burst: %v", c.code, res.header)
+			}
+		}
+	})
 }

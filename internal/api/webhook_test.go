@@ -300,8 +300,10 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 				t.Fatalf("%s: %d %s", body, res.status, res.body)
 			}
 		}
-		// The free plan allows two test-mode endpoints.
-		want(t, create(key, map[string]any{"url": "https://b.example.com/", "enabled_events": []string{"*"}}), http.StatusCreated)
+		// The free plan allows two endpoints.
+		res = create(key, map[string]any{"url": "https://b.example.com/", "enabled_events": []string{"*"}})
+		want(t, res, http.StatusCreated)
+		second := res.data()["id"].(string)
 		want(t, create(key, map[string]any{"url": "https://c.example.com/", "enabled_events": []string{"*"}}), http.StatusForbidden, "plan_limit_reached")
 
 		// Update: URL checked again; status disabled and enabled.
@@ -334,9 +336,14 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 		}
 		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
 		live := h.liveKey(f, "")
+		// The two are the plan's endpoints of both modes: a live one
+		// waits until a test one goes.
+		liveBody := map[string]any{"url": "https://live.example.com/", "enabled_events": []string{"*"}}
+		want(t, create(live, liveBody), http.StatusForbidden, "plan_limit_reached")
+		want(t, h.do(req{key: key, method: "DELETE", path: "/v1/webhook-endpoints/" + second}), http.StatusNoContent)
 		// An unbound live key manages the application's live endpoints
 		// without naming an account, but a test event needs one.
-		res = create(live, map[string]any{"url": "https://live.example.com/", "enabled_events": []string{"*"}})
+		res = create(live, liveBody)
 		want(t, res, http.StatusCreated)
 		liveID := res.data()["id"].(string)
 		if res.data()["mode"] != "live" {
@@ -359,6 +366,47 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 		want(t, h.do(req{key: key, method: "DELETE", path: "/v1/webhook-endpoints/" + id}), http.StatusNoContent)
 		want(t, h.do(req{key: key, method: "GET", path: "/v1/webhook-endpoints/" + id}), http.StatusNotFound, "resource_not_found")
 		want(t, h.do(req{key: key, method: "GET", path: "/v1/webhook-endpoints/" + id + "/deliveries"}), http.StatusNotFound, "resource_not_found")
+	})
+}
+
+// TestWebhookEndpointCountBothModes: the plan's number of webhook
+// endpoints is the developer account's, test and live endpoints together,
+// across its applications (the Free plan's 2 in all, not 2 of each mode).
+func TestWebhookEndpointCountBothModes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true })
+		f := h.fixture(rental.PlanFree)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		test, live := h.testKey(f), h.liveKey(f, acct.ID)
+		create := func(key, host string) *result {
+			t.Helper()
+			return h.do(req{key: key, method: "POST", path: "/v1/webhook-endpoints", body: map[string]any{"url": "https://" + host + "/hook", "enabled_events": []string{"*"}}})
+		}
+		res := create(test, "test.example.com")
+		want(t, res, http.StatusCreated)
+		testID := res.data()["id"].(string)
+		want(t, create(live, "live.example.com"), http.StatusCreated)
+		for _, key := range []string{test, live} {
+			res := create(key, "third.example.com")
+			want(t, res, http.StatusForbidden, "plan_limit_reached")
+			if msg := res.errField("message"); !strings.Contains(msg, "2 webhook endpoints") || !strings.Contains(msg, "test and live together") {
+				t.Fatalf("refusal says %q", msg)
+			}
+		}
+		// Another application of the same developer shares the count.
+		var other *rental.Application
+		if err := e.DB.InTx(t.Context(), func(tx *store.Tx) (err error) {
+			other, err = tx.CreateApplication(t.Context(), store.ApplicationSpec{DeveloperID: f.Developer.ID, Name: "Other", Company: "Co", Scopes: rental.AllScopes})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		otherKey := h.testKey(storetest.Fixture{Developer: f.Developer, App: other})
+		want(t, create(otherKey, "other.example.com"), http.StatusForbidden, "plan_limit_reached")
+		// Deleting an endpoint of one mode frees a place for the other.
+		want(t, h.do(req{key: test, method: "DELETE", path: "/v1/webhook-endpoints/" + testID}), http.StatusNoContent)
+		want(t, create(live, "second-live.example.com"), http.StatusCreated)
+		want(t, create(otherKey, "other.example.com"), http.StatusForbidden, "plan_limit_reached")
 	})
 }
 

@@ -476,11 +476,14 @@ func (k *APIKey) Rotate(id, prefix, last4 string, now time.Time) (next APIKey, e
 }
 
 // CheckEndpoints is nil when a developer on the plan holding n webhook
-// endpoints of the mode may add one, else 403 plan_limit_reached.
-func (p DeveloperPlan) CheckEndpoints(n int, mode Mode) error {
+// endpoints may add one, else 403 plan_limit_reached. n counts the
+// developer's endpoints of both modes across all its applications: the
+// plan's number is the account's, test and live together (a test endpoint
+// costs a delivery like a live one).
+func (p DeveloperPlan) CheckEndpoints(n int) error {
 	if limit := p.Limits().WebhookEndpoints; n >= limit {
 		return &Error{Kind: KindForbidden, Code: "plan_limit_reached",
-			Message: fmt.Sprintf("The %s plan allows %d %s-mode webhook endpoints across the developer's applications; delete one or change plan.", p, limit, mode)}
+			Message: fmt.Sprintf("The %s plan allows %d webhook endpoints across the developer's applications, test and live together; delete one or change plan.", p, limit)}
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func TestAccessRules(t *testing.T) {
 		t.Error("QR payments come with the paid landlord plans")
 	}
 	for plan, limit := range map[DeveloperPlan]int{PlanFree: 2, PlanDeveloper: 5, PlanPro: 20, PlanBusiness: 50, PlanEnterprise: 100} {
-		if plan.CheckEndpoints(limit-1, ModeLive) != nil || code(plan.CheckEndpoints(limit, ModeLive)) != "plan_limit_reached" {
+		if plan.CheckEndpoints(limit-1) != nil || code(plan.CheckEndpoints(limit)) != "plan_limit_reached" {
 			t.Errorf("%s: endpoints stop at %d", plan, limit)
 		}
 	}

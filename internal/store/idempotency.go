@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -51,11 +53,12 @@ type StoredResponse struct {
 //
 // The claim commits or rolls back with the request's work, so a key is
 // never left held by a request that failed or a process that died, and
-// it costs no commit of its own. A request with the same key in another
-// transaction waits at the insert until this one ends (the unique index
-// row is taken), then finds the stored response. A row that is not done
-// was left by a version that claimed in a transaction of its own: while
-// fresh it is InProgress, once stale it is taken over.
+// it costs no commit of its own. Until then no other transaction sees the
+// claim: one begun with BeginIdempotent for the same key is refused before
+// it gets here (ErrKeyBusy); any other waits at the insert until this one
+// ends (the unique index row is taken), then finds the stored response. A
+// row that is not done was left by a version that claimed in a transaction
+// of its own: while fresh it is InProgress, once stale it is taken over.
 func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprint string) (Claim, int64, *StoredResponse, error) {
 	now := ms(tx.Now)
 	// Three looks: a row can go (purged, expired) between the insert that
@@ -110,6 +113,60 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprin
 		}
 	}
 	return InProgress, 0, nil, nil
+}
+
+// BeginIdempotent is BeginChecked, or with ahead BeginAhead, for a write
+// with the Idempotency-Key k, which its transaction claims: on PostgreSQL
+// the transaction first holds k, before anything else can make it wait
+// (the landlord's lock), and while another transaction holds it, in this
+// process or any other, it fails at once with ErrKeyBusy (its first round
+// trip does: at once for BeginChecked, with the first statement for
+// BeginAhead) and nothing after the hold runs. The specification answers
+// such a request 409 idempotency_in_progress rather than make it wait for
+// the first request's answer, and the claim itself, made in the request's
+// own transaction (see ClaimIdempotency), is seen by no one until it
+// commits.
+//
+// The hold is a PostgreSQL advisory lock for the transaction on a hash of
+// k: it costs no round trip of its own (it travels with the claims), and
+// it ends with the transaction, also when the process or its connection
+// dies, so a retry of a request that stopped half way runs again at once.
+// On SQLite, where one process serves the database file and its writes
+// run one at a time, it is BeginChecked: the API's own list of the keys in
+// use in the process refuses a second request first.
+func (db *DB) BeginIdempotent(ctx context.Context, acct *rental.Account, kc *KeyCheck, k IdempotencyKey, ahead bool) (*Tx, error) {
+	if ahead {
+		return db.beginAhead(ctx, acct, kc, &k)
+	}
+	return db.beginChecked(ctx, acct, kc, &k)
+}
+
+// ErrKeyBusy is the failure of a transaction begun with BeginIdempotent
+// whose Idempotency-Key another transaction holds: a request with it still
+// runs. It is also the answer (409 idempotency_in_progress), never kept.
+var ErrKeyBusy = rental.Conflict("idempotency_in_progress", "A request with this Idempotency-Key is still running; retry after a second.")
+
+// holdKey queues the hold of k, if not nil, for the transaction's next
+// round trip on PostgreSQL (see BeginIdempotent). The hold is a check the
+// database makes (a division by zero unless the lock was free), so a batch
+// stops at it.
+func (tx *Tx) holdKey(k *IdempotencyKey) {
+	if k == nil || tx.pg == nil {
+		return
+	}
+	tx.pg.queued = append(tx.pg.queued, stmt{sql: holdKey, args: []any{k.lockID()}, what: "store: idempotency hold", lost: ErrKeyBusy, checked: true})
+}
+
+// holdKey takes the advisory lock $1 for the transaction if it is free,
+// and fails with a division by zero if it is not.
+const holdKey = `SELECT 1 / (CASE WHEN pg_try_advisory_xact_lock($1) THEN 1 ELSE 0 END)`
+
+// lockID is k's advisory lock: 64 bits of a hash of k. The service's only
+// other advisory lock is migrationLock; a collision, with it or between
+// two keys in use at once, would only answer a request 409 to retry.
+func (k IdempotencyKey) lockID() int64 {
+	sum := sha256.Sum256([]byte("idempotency key\x00" + k.ApplicationID + "\x00" + k.AccountID + "\x00" + k.Key))
+	return int64(binary.BigEndian.Uint64(sum[:8]))
 }
 
 // ErrNotClaimed is the error of a transaction whose claim made ahead did

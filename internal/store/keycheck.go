@@ -72,12 +72,20 @@ func (kc *KeyCheck) record(version int64, err error) {
 // with ErrKeyChanged: nothing was done, and the request runs again on a
 // lookup made now.
 func (db *DB) BeginChecked(ctx context.Context, acct *rental.Account, kc *KeyCheck) (*Tx, error) {
+	return db.beginChecked(ctx, acct, kc, nil)
+}
+
+// beginChecked is BeginChecked, holding the key hold first if not nil (see
+// BeginIdempotent).
+func (db *DB) beginChecked(ctx context.Context, acct *rental.Account, kc *KeyCheck, hold *IdempotencyKey) (*Tx, error) {
 	var tx *Tx
 	var err error
 	if acct == nil {
-		tx, err = db.Begin(ctx)
+		if tx, err = db.Begin(ctx); err == nil {
+			tx.holdKey(hold)
+		}
 	} else {
-		tx, err = db.beginClaimed(ctx, acct, kc, false)
+		tx, err = db.beginClaimed(ctx, acct, kc, hold, false)
 	}
 	if err == nil && kc != nil && !kc.Confirm(ctx) {
 		tx.Rollback()
@@ -96,15 +104,22 @@ func (db *DB) BeginChecked(ctx context.Context, acct *rental.Account, kc *KeyChe
 // with BeginChecked. A landlord whose claim ahead lost lately is claimed
 // as usual (see aheadPause). On SQLite it is BeginChecked.
 func (db *DB) BeginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck) (*Tx, error) {
+	return db.beginAhead(ctx, acct, kc, nil)
+}
+
+// beginAhead is BeginAhead, holding the key hold first if not nil (see
+// BeginIdempotent).
+func (db *DB) beginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck, hold *IdempotencyKey) (*Tx, error) {
 	if db.engine != Postgres {
-		return db.BeginChecked(ctx, acct, kc)
+		return db.beginChecked(ctx, acct, kc, hold)
 	}
 	if acct != nil {
-		return db.beginClaimed(ctx, acct, kc, true)
+		return db.beginClaimed(ctx, acct, kc, hold, true)
 	}
 	tx, err := db.Begin(ctx)
 	if err == nil {
 		kc.carry(tx)
+		tx.holdKey(hold)
 	}
 	return tx, err
 }

@@ -673,6 +673,132 @@ func TestSQLiteLogIsCheckpointed(t *testing.T) {
 	}
 }
 
+// TestIdempotencyKeyHeld: a transaction begun with BeginIdempotent holds
+// its Idempotency-Key until it ends. On PostgreSQL another transaction for
+// the key, from another process, fails at once with ErrKeyBusy (begun as
+// usual, at its begin; begun ahead, at its first statement), before it
+// waits for the landlord's lock the first holds, and having done nothing;
+// a transaction for another key is not held up by it. Once the first
+// commits, the key replays its answer; and when the first's process dies
+// half way (its connection ends, nothing committed), a retry claims the
+// key at once. On SQLite, whose write transactions run one at a time, a
+// second transaction only begins after the first ended: BeginIdempotent
+// claims as BeginChecked does.
+func TestIdempotencyKeyHeld(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		key := func(name string) store.IdempotencyKey {
+			return store.IdempotencyKey{ApplicationID: f.App.ID, AccountID: acct.ID, Key: name}
+		}
+		// begin begins a write of the account with the key and claims it.
+		begin := func(db *store.DB, acct *rental.Account, k store.IdempotencyKey, ahead bool) (*store.Tx, store.Claim, int64, error) {
+			tx, err := db.BeginIdempotent(ctx, acct, nil, k, ahead)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			c, token, _, err := tx.ClaimIdempotency(ctx, k, "fp")
+			if err != nil {
+				tx.Rollback()
+				return nil, 0, 0, err
+			}
+			return tx, c, token, nil
+		}
+		first, c, token, err := begin(e.DB, acct, key("held"), false)
+		if err != nil || c != store.Claimed {
+			t.Fatalf("first claim: %v %v", c, err)
+		}
+		defer first.Rollback()
+		if e.Name != "postgres" {
+			if err := first.CompleteIdempotency(ctx, key("held"), token, store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("first")}); err != nil {
+				t.Fatal(err)
+			}
+			if err := first.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if _, c, _, err := begin(e.DB, acct, key("held"), true); err != nil || c != store.Replay {
+				t.Fatalf("after the first: %v %v", c, err)
+			}
+			return
+		}
+		other, err := store.Open(ctx, e.DSN, store.Options{Now: e.Clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer other.Close()
+		// refused is begin on the other process while the key is held: at
+		// once ErrKeyBusy, never a wait for the first to end.
+		refused := func(k store.IdempotencyKey, ahead bool) {
+			t.Helper()
+			wait, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			tx, err := other.BeginIdempotent(wait, acct, nil, k, ahead)
+			if err == nil {
+				_, _, _, err = tx.ClaimIdempotency(wait, k, "fp")
+				tx.Rollback()
+			}
+			if !errors.Is(err, store.ErrKeyBusy) {
+				t.Fatalf("another process's claim of %s (ahead %v) while the first runs: %v", k.Key, ahead, err)
+			}
+		}
+		refused(key("held"), false)
+		refused(key("held"), true)
+		if e, ok := rental.AsError(store.ErrKeyBusy); !ok || e.Code != "idempotency_in_progress" {
+			t.Fatalf("ErrKeyBusy answers %v", e)
+		}
+		// Another key, on no landlord's lock, is not held up.
+		if tx, c, _, err := begin(other, nil, key("another"), false); err != nil || c != store.Claimed {
+			t.Fatalf("another key while the first runs: %v %v", c, err)
+		} else {
+			tx.Rollback()
+		}
+		if err := first.CompleteIdempotency(ctx, key("held"), token, store.StoredResponse{Status: 201, Header: `{}`, Body: []byte("first")}); err != nil {
+			t.Fatal(err)
+		}
+		if err := first.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if tx, c, _, err := begin(other, acct, key("held"), false); err != nil || c != store.Replay {
+			t.Fatalf("after the first committed: %v %v", c, err)
+		} else {
+			tx.Rollback()
+		}
+		// A process that dies half way: its transaction holds the key and
+		// the landlord until its connection ends, then a retry runs at once.
+		dying, err := store.Open(ctx, e.DSN, store.Options{Now: e.Clock.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dying.Close()
+		half, c, _, err := begin(dying, acct, key("crashed"), false)
+		if err != nil || c != store.Claimed {
+			t.Fatalf("claim of the request that dies: %v %v", c, err)
+		}
+		defer half.Rollback()
+		var pid int64
+		if err := half.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		refused(key("crashed"), false)
+		if _, err := other.WritePool().ExecContext(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			tx, c, _, err := begin(other, acct, key("crashed"), false)
+			if err == nil && c == store.Claimed {
+				tx.Rollback()
+				break
+			}
+			if !errors.Is(err, store.ErrKeyBusy) || time.Now().After(deadline) {
+				t.Fatalf("retry after the process died: %v %v", c, err)
+			}
+			time.Sleep(20 * time.Millisecond) // the server ends the backend asynchronously
+		}
+	})
+}
+
 // TestCommitIsWhole: the statements left for Commit (events, the stored
 // response; one batch on PostgreSQL) commit with the write or not at all.
 // A stored response whose claim was lost fails the commit, and nothing of

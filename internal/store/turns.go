@@ -121,13 +121,14 @@ func (t *turns) leave(landlordID string, tn *turn) {
 // are done (see turns). Waiting for the turn and for a connection together
 // is bounded like Begin's wait: beyond it, the service is unavailable.
 func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, error) {
-	return db.beginClaimed(ctx, acct, nil, false)
+	return db.beginClaimed(ctx, acct, nil, nil, false)
 }
 
-// beginClaimed is BeginClaimed, with kc's version read, if any, sent
-// with the claim (see BeginChecked); with ahead, on PostgreSQL, both are
+// beginClaimed is BeginClaimed, with kc's version read, if any, and then
+// the hold of the Idempotency-Key hold, if any (see BeginIdempotent), sent
+// with the claim (see BeginChecked); with ahead, on PostgreSQL, all are
 // only queued, and the claim is made ahead (see BeginAhead).
-func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyCheck, ahead bool) (*Tx, error) {
+func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyCheck, hold *IdempotencyKey, ahead bool) (*Tx, error) {
 	wait, cancel := context.WithTimeout(ctx, db.wait)
 	release, err := db.turns.take(wait, acct.LandlordID)
 	cancel()
@@ -150,6 +151,7 @@ func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyChe
 		}
 	}()
 	kc.carry(tx)
+	tx.holdKey(hold) // before the landlord's lock: a request whose key is busy must not wait for it
 	if last, ok := db.turns.predict(acct.LandlordID, ms(tx.Now)); ahead && ok && tx.pg != nil {
 		tx.claimAhead(acct.LandlordID, last)
 	} else if err := tx.Claim(ctx, acct); err != nil {

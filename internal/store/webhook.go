@@ -69,9 +69,9 @@ func eventsJSON(list []string) string {
 // checked spec (URL and events set), with a new signing secret: returned
 // in Secret this once, and stored only sealed under the server secret,
 // bound to the endpoint's ID. The developer's plan limits how many
-// endpoints each mode has across all its applications; the developer's row
-// is locked while its plan is read and the endpoints counted, so concurrent
-// creates cannot pass the limit.
+// endpoints it has across all its applications, test and live together;
+// the developer's row is locked while its plan is read and the endpoints
+// counted, so concurrent creates cannot pass the limit.
 func (tx *Tx) CreateEndpoint(ctx context.Context, app *rental.Application, mode rental.Mode, spec rental.EndpointSpec, sec *secret.Secret) (*rental.WebhookEndpoint, error) {
 	if spec.URL == nil || spec.EnabledEvents == nil {
 		return nil, fmt.Errorf("store: create endpoint: a URL and events are required")
@@ -86,11 +86,11 @@ func (tx *Tx) CreateEndpoint(ctx context.Context, app *rental.Application, mode 
 	}
 	var n int
 	err = tx.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_endpoints e JOIN applications a ON a.id = e.application_id
-		WHERE a.developer_id = $1 AND e.mode = $2`, app.DeveloperID, string(mode)).Scan(&n)
+		WHERE a.developer_id = $1`, app.DeveloperID).Scan(&n)
 	if err != nil {
 		return nil, fmt.Errorf("store: count endpoints: %w", err)
 	}
-	if err := rental.DeveloperPlan(plan).CheckEndpoints(n, mode); err != nil {
+	if err := rental.DeveloperPlan(plan).CheckEndpoints(n); err != nil {
 		return nil, err
 	}
 	var description *string

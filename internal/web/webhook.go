@@ -204,7 +204,7 @@ func (s *site) handleEndpoints() http.HandlerFunc {
 }
 
 func (s *site) renderEndpoints(w http.ResponseWriter, r *http.Request, status int, pg page, hk hooks) {
-	// A plan allows at most 100 endpoints of a mode: one page holds them all.
+	// A plan allows at most 100 endpoints in all: one page holds a mode's.
 	list, _, err := s.db.Read().ListEndpoints(r.Context(), hk.App.ID, hk.Mode, store.Page{Limit: 100})
 	if err != nil {
 		s.fail(w, r, portalArea, err)

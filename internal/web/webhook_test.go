@@ -363,10 +363,10 @@ func TestWebhookPortalRefusals(t *testing.T) {
 		edit := dev.post(dev.hooks+"/"+ep.ID, url.Values{"url": {"http://mine.example.com/"}, "enabled_events": {"*"}})
 		wantPage(t, edit, http.StatusBadRequest, "must use https://", `value="http://mine.example.com/"`)
 
-		// The free plan's two endpoints of a mode; the third is refused.
+		// The free plan's two endpoints (test and live together); the third is refused.
 		wantPage(t, dev.post(dev.hooks, url.Values{"url": {"https://two.example.com/"}, "enabled_events": {"*"}}), http.StatusCreated)
 		limit := dev.post(dev.hooks, url.Values{"url": {"https://three.example.com/"}, "enabled_events": {"*"}, "description": {"third"}})
-		wantPage(t, limit, http.StatusForbidden, "จำนวน endpoint ครบตามแพ็กเกจแล้ว", "The free plan allows 2 test-mode webhook endpoints",
+		wantPage(t, limit, http.StatusForbidden, "จำนวน endpoint ครบตามแพ็กเกจแล้ว", "The free plan allows 2 webhook endpoints", "test and live together",
 			`value="https://three.example.com/"`, ">third</textarea>")
 
 		// Bad values: 4xx pages, never a 500.
