@@ -6,9 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"rentapi/internal/api"
 	"rentapi/internal/rental"
 	"rentapi/internal/store/storetest"
 )
@@ -162,6 +164,57 @@ func TestLineRegisterHelper(t *testing.T) {
 		want(t, res, http.StatusOK)
 		if res.data()["chat_registered"] != true || res.data()["chat_registration_code"] != nil {
 			t.Fatalf("registered: %v", res.data())
+		}
+	})
+}
+
+// The LINE webhook judges the signature before anything else: whatever an
+// unsigned or badly signed request's media type, size or encoding, it is
+// 401 invalid_signature; only a signed request learns that its body is too
+// large, of the wrong media type or not UTF-8.
+func TestLineWebhookChecksTheSignatureFirst(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e, func(c *api.Config) { c.LineChannelSecret = lineSecret })
+		sign := func(secret string, body []byte) string {
+			m := hmac.New(sha256.New, []byte(secret))
+			m.Write(body)
+			return base64.StdEncoding.EncodeToString(m.Sum(nil))
+		}
+		events, _ := json.Marshal(map[string]any{"destination": "U" + strings.Repeat("f", 32), "events": []any{}})
+		large := append(append([]byte(`{"events":[],"pad":"`), strings.Repeat("x", 2<<20)...), `"}`...)
+		notUTF8 := []byte("{\"events\":[],\"x\":\"\xff\xfe\"}")
+		bodies := []struct {
+			name, mediaType string
+			body            []byte
+			// signed is the answer to the body when it is rightly signed.
+			signed int
+		}{
+			{"plain text", "text/plain", events, http.StatusUnsupportedMediaType},
+			{"no media type", "", events, http.StatusUnsupportedMediaType},
+			{"over 1 MB", "application/json", large, http.StatusRequestEntityTooLarge},
+			{"not UTF-8", "application/json", notUTF8, http.StatusBadRequest},
+			{"not JSON", "application/json", []byte("events"), http.StatusBadRequest},
+			{"empty", "application/json", nil, http.StatusBadRequest},
+			{"events", "application/json", events, http.StatusOK},
+		}
+		for _, b := range bodies {
+			for _, sig := range []struct{ name, header string }{
+				{"unsigned", ""},
+				{"not base64", "X-Line-Signature: %%%"},
+				{"short", "X-Line-Signature: " + base64.StdEncoding.EncodeToString([]byte("short"))},
+				{"another secret", "X-Line-Signature: " + sign("wrong-secret", b.body)},
+				{"another body", "X-Line-Signature: " + sign(lineSecret, append(slices.Clone(b.body), ' '))},
+			} {
+				res := h.do(req{method: "POST", path: "/line/v1/webhook", body: b.body, headers: []string{sig.header, "Content-Type: " + b.mediaType}})
+				if res.status != http.StatusUnauthorized || res.code() != "invalid_signature" {
+					t.Errorf("%s, %s: %d %s; want 401 invalid_signature", b.name, sig.name, res.status, res.body)
+				}
+			}
+			res := h.do(req{method: "POST", path: "/line/v1/webhook", body: b.body,
+				headers: []string{"X-Line-Signature: " + sign(lineSecret, b.body), "Content-Type: " + b.mediaType}})
+			if res.status != b.signed {
+				t.Errorf("%s, signed: %d %s; want %d", b.name, res.status, res.body, b.signed)
+			}
 		}
 	})
 }
