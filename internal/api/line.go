@@ -112,11 +112,24 @@ func (s *Server) lineEvent(ctx context.Context, ev webhook.EventInterface) error
 		if !ok {
 			break
 		}
+		// A user who sent too many wrong codes this hour is answered
+		// ReplyTryLater for every code, the right one too, and nothing
+		// else happens; the count is in the database, so every process
+		// keeps it.
 		handle = func(tx *store.Tx) error {
-			_, err := tx.RegisterLineCode(ctx, code, user)
+			tries, err := tx.LineCodeTries(ctx, user)
+			if err != nil {
+				return err
+			}
+			if tries.Blocked(tx.Now) {
+				reply = rental.ReplyTryLater
+				return nil
+			}
+			_, err = tx.RegisterLineCode(ctx, code, user)
 			reply = rental.ReplyRegistered
 			if rental.IsNotFound(err) {
-				err, reply = nil, rental.ReplyUnknownCode
+				reply = rental.ReplyUnknownCode
+				return tx.SetLineCodeTries(ctx, user, tries.AfterWrong(tx.Now))
 			}
 			return err
 		}

@@ -9,9 +9,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"rentapi/internal/api"
+	"rentapi/internal/chat"
 	"rentapi/internal/rental"
+	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -215,6 +218,88 @@ func TestLineWebhookChecksTheSignatureFirst(t *testing.T) {
 			if res.status != b.signed {
 				t.Errorf("%s, signed: %d %s; want %d", b.name, res.status, res.body, b.signed)
 			}
+		}
+	})
+}
+
+// A LINE user may send ten wrong registration codes an hour, counted
+// across the service's processes (two servers over two database handles
+// here); after that every code, the right one too, is answered "try again
+// later" and changes nothing until the hour is over. Another LINE user is
+// not held up.
+func TestLineCodeGuessing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		a := chatHarness(t, e, line)
+		db, err := store.Open(t.Context(), e.DSN, store.Options{Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		other := e
+		other.DB = db
+		client, err := chat.NewClient("line-token", line.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := newHarness(t, other, func(c *api.Config) { c.ChatLive, c.LINE, c.LineChannelSecret = true, client, lineSecret })
+		p := newPayee(t, a, rental.LandlordStandard)
+		tenant := billTenant(t, a, p)
+		code := tenantOf(a, p.key, tenant)["chat_registration_code"].(string)
+		wrong := func() string {
+			for {
+				if c := rental.NewRegistrationCode(); c != code {
+					return c
+				}
+			}
+		}
+		guesser, neighbour := "U"+strings.Repeat("c", 32), "U"+strings.Repeat("d", 32)
+		send := func(h *harness, user, text string) string {
+			t.Helper()
+			line.mu.Lock()
+			n := len(line.replies)
+			line.mu.Unlock()
+			want(t, lineWebhook(h, lineSecret, lineText(rental.NewID("ev"), user, text, false)), http.StatusOK)
+			line.mu.Lock()
+			defer line.mu.Unlock()
+			if len(line.replies) != n+1 {
+				t.Fatalf("%d replies to one code", len(line.replies)-n)
+			}
+			return line.replies[n]
+		}
+		for i := range rental.MaxWrongCodes {
+			h := a
+			if i%2 == 1 {
+				h = b
+			}
+			if r := send(h, guesser, wrong()); !strings.Contains(r, "unknown or has already been used") {
+				t.Fatalf("wrong code %d: reply %s", i+1, r)
+			}
+			e.Clock.Advance(time.Minute)
+		}
+		for _, h := range []*harness{a, b} {
+			for _, text := range []string{code, wrong()} {
+				if r := send(h, guesser, text); !strings.Contains(r, "Please try again later.") {
+					t.Fatalf("a code after ten wrong ones: reply %s", r)
+				}
+			}
+		}
+		if got := tenantOf(a, p.key, tenant); got["chat_registered"] != false || got["chat_registration_code"] != code {
+			t.Fatalf("the right code after ten wrong ones changed the tenant: %v", got)
+		}
+		if n := eventCount(a, p.key, "tenant.line_registered"); n != 0 {
+			t.Fatalf("tenant.line_registered %d times", n)
+		}
+		if r := send(b, neighbour, wrong()); !strings.Contains(r, "unknown or has already been used") {
+			t.Fatalf("another LINE user: reply %s", r)
+		}
+		// The hour from the first wrong code is over: the right code works.
+		e.Clock.Advance(time.Hour - rental.MaxWrongCodes*time.Minute)
+		if r := send(b, guesser, code); !strings.Contains(r, "You are registered") {
+			t.Fatalf("the right code an hour later: reply %s", r)
+		}
+		if got := tenantOf(a, p.key, tenant); got["chat_registered"] != true {
+			t.Fatalf("after the hour: %v", got)
 		}
 	})
 }
