@@ -231,7 +231,7 @@ func TestLineCodeGuessing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		a := chatHarness(t, e, line)
-		db, err := store.Open(t.Context(), e.DSN, store.Options{Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
+		db, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
 		if err != nil {
 			t.Fatal(err)
 		}
