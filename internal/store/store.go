@@ -575,7 +575,9 @@ type Queries struct {
 
 // Read returns the read methods on the read pool. Inside a write, use the
 // Tx's own Queries so that the write sees itself.
-func (db *DB) Read() *Queries { return &Queries{c: pool{db, db.read}, friendURL: db.friendURL, sec: db.sec} }
+func (db *DB) Read() *Queries {
+	return &Queries{c: pool{db, db.read}, friendURL: db.friendURL, sec: db.sec}
+}
 
 // writer runs single statements on the write pool, each with a bounded wait
 // for its connection.
