@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"rentapi/internal/identity"
 	"rentapi/internal/promptpay"
@@ -123,6 +125,12 @@ func setupCreateApp(ctx context.Context, e environment, fs *flag.FlagSet) func(*
 	company := fs.String("company", "", "company shown on the consent page")
 	scopes := fs.String("scopes", "all", "scopes the application asks landlords for: s1,s2 or all")
 	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		if err := checkText("name", *name, 1); err != nil {
+			return "", err
+		}
+		if err := checkText("company", *company, 0); err != nil {
+			return "", err
+		}
 		sc, err := rental.ParseScopes(*scopes)
 		if err != nil {
 			return "", err
@@ -159,6 +167,9 @@ func setupCreateLandlord(ctx context.Context, _ environment, fs *flag.FlagSet) f
 	name := fs.String("name", "Landlord", "landlord name")
 	plan := fs.String("plan", "standard", "landlord plan: free, standard or pro")
 	return func(db *store.DB, _ *secret.Secret) (string, error) {
+		if err := checkText("name", *name, 1); err != nil {
+			return "", err
+		}
 		var id string
 		err := db.InTx(ctx, func(tx *store.Tx) (err error) {
 			id, err = tx.CreateLandlord(ctx, *name, rental.LandlordPlan(*plan))
@@ -218,6 +229,44 @@ func checkID(flagName, prefix, id string) error {
 		return fmt.Errorf("--%s %q is not an ID of the form %s_ and 24 lowercase letters or digits", flagName, id, prefix)
 	}
 	return nil
+}
+
+// checkText refuses a flag's text that the API and the pages would refuse
+// too (rental.CheckText): a name given here is shown on the same pages and
+// in the same lists as one given there.
+func checkText(flagName, text string, minLen int) error {
+	if err := rental.CheckText(flagName, text, minLen, rental.MaxNameLen); err != nil {
+		return fmt.Errorf("--%s: %w", flagName, err)
+	}
+	return nil
+}
+
+// printable is a stored text as a terminal may show it: every character
+// the text rule refuses (rental.Hidden: controls, escape sequences'
+// introducers of C0 and C1, text-direction and other invisible format
+// characters) and every byte that is not UTF-8 is written as a Go escape
+// (\x1b, \u202e, \xff), and a backslash is doubled so that no escape
+// can be faked. Text stored before the rule, or by another way in, cannot
+// move the cursor, recolour or clear an operator's screen, or reorder
+// list-keys' columns.
+func printable(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case rental.Hidden(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+		i += n
+	}
+	return b.String()
 }
 
 // resetPasswordDetails is reset-password's help beyond its summary.
@@ -299,7 +348,9 @@ const listKeysDetails = `Columns: ID, name, mode, the start of the key (only it 
 are stored, so the rest cannot be shown), scopes (comma-separated),
 bound account, expiry (or never), created, last used (or never), status
 (active; expiring: within 24 hours, as every rotated key is; expired;
-revoked). Times are UTC; an empty field is "-".`
+revoked). Times are UTC; an empty field is "-". A name shows control,
+invisible and text-direction characters, and bytes that are not UTF-8, as
+escapes (\x1b, \u202e, \xff), and a backslash as \\.`
 
 func setupListKeys(ctx context.Context, _ environment, fs *flag.FlagSet) func(*store.DB, *secret.Secret) (string, error) {
 	appID := fs.String("app", "", "application ID (default: the demo application)")
@@ -328,7 +379,8 @@ func setupListKeys(ctx context.Context, _ environment, fs *flag.FlagSet) func(*s
 	}
 }
 
-// keyLine is one key as list-keys prints it, tab-separated: ID, name, mode,
+// keyLine is one key as list-keys prints it, tab-separated: ID, name (as
+// printable shows it), mode,
 // the visible start of the key (only that and a fingerprint are stored),
 // scopes, bound account, expiry, creation, last use, status at now. An
 // empty field is "-".
@@ -347,13 +399,7 @@ func keyLine(k rental.APIKey, now time.Time) string {
 	if account == "" {
 		account = "-"
 	}
-	name := strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, k.Name)
-	return strings.Join([]string{k.ID, name, string(k.Mode), k.Prefix + "…" + k.Last4, scopes, account,
+	return strings.Join([]string{k.ID, printable(k.Name), string(k.Mode), k.Prefix + "…" + k.Last4, scopes, account,
 		when(k.ExpiresAt, "never"), when(&k.CreatedAt, "-"), when(k.LastUsedAt, "never"), string(k.Status(now))}, "\t")
 }
 
@@ -404,6 +450,9 @@ func (e environment) demoDeveloper(ctx context.Context, db *store.DB) (string, e
 // createKey makes a key and returns its text, the only time it exists
 // outside the caller's hands.
 func createKey(ctx context.Context, db *store.DB, sec *secret.Secret, appID string, mode rental.Mode, scopes, name, account string, expiresIn time.Duration) (string, error) {
+	if err := checkText("name", name, 1); err != nil {
+		return "", err
+	}
 	app, err := appOrDemo(ctx, db, appID)
 	if err != nil {
 		return "", err

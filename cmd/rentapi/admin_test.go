@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"rentapi/internal/identity"
 	"rentapi/internal/rental"
@@ -218,5 +219,71 @@ func TestAdminExitStatus(t *testing.T) {
 		if !errors.As(err, &exit) || exit.ExitCode() != 2 || stdout.Len() > 0 || !strings.Contains(stderr.String(), msg) {
 			t.Errorf("admin %s: %v, stdout %q, stderr %q", args, err, stdout.String(), stderr.String())
 		}
+	}
+}
+
+// The admin tools take names by the API's text rule, and list-keys prints
+// a name stored before the rule (or by any other way in) so that it cannot
+// act on the operator's terminal: escape sequences of C0 and C1,
+// text-direction overrides and bytes that are not UTF-8 show as escapes,
+// and the line keeps its ten tab-separated columns.
+func TestAdminNamesAreSafe(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			ctx := t.Context()
+			env := map[string]string{"RENTAPI_DB": freshDSN(t, engine), "RENTAPI_SECRET_FILE": filepath.Join(t.TempDir(), "secret")}
+			adm := adminRunner{t, func(k string) string { return env[k] }}
+			app := adm.ok("create-app", "--name", "Names")
+			for _, c := range []struct {
+				args []string
+				msg  string
+			}{
+				{[]string{"create-key", "--app", app, "--name", "\x1b[2Jwiped"}, "--name"},
+				{[]string{"create-key", "--app", app, "--name", "a\u009b31mb"}, "--name"},
+				{[]string{"create-key", "--app", app, "--name", "a\u202eb"}, "--name"},
+				{[]string{"create-key", "--app", app, "--name", "a\tb"}, "--name"},
+				{[]string{"create-key", "--app", app, "--name", "   "}, "--name"},
+				{[]string{"create-app", "--name", "a\x00b"}, "--name"},
+				{[]string{"create-app", "--name", "App", "--company", "a\u0085b"}, "--company"},
+				{[]string{"create-landlord", "--name", "\x1b]0;title\x07"}, "--name"},
+			} {
+				out, err := adm.run(c.args...)
+				if err == nil || !strings.Contains(err.Error(), c.msg) || out != "" {
+					t.Errorf("admin %q: %v (stdout %q), want an error about %s", c.args, err, out, c.msg)
+				}
+			}
+			db, err := store.Open(ctx, env["RENTAPI_DB"], store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			keys, err := db.Read().APIKeys(ctx, app)
+			if err != nil || len(keys) != 0 {
+				t.Fatalf("%d keys made by refused tools: %v", len(keys), err)
+			}
+			// PostgreSQL keeps no byte that is not UTF-8; SQLite does.
+			hostile, shown := "\x1b[2J\u009b31m\u202eevil\tkey\r\n\\x1b", `\x1b[2J\u009b31m\u202eevil\tkey\r\n\\x1b`
+			if engine == "sqlite" {
+				hostile, shown = hostile+"\xff", shown+`\xff`
+			}
+			if err := db.InTx(ctx, func(tx *store.Tx) error {
+				_, err := tx.CreateAPIKey(ctx, store.NewKey{ApplicationID: app, Name: hostile, Mode: rental.ModeTest,
+					Scopes: rental.Scopes{rental.ScopeBillsRead}, Fingerprint: "fp-hostile", Prefix: "sk_test_abcde", Last4: "wxyz"})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			line := adm.ok("list-keys", "--app", app)
+			cols := strings.Split(line, "\t")
+			if len(cols) != 10 || cols[1] != shown {
+				t.Fatalf("list-keys printed %q", line)
+			}
+			if !utf8.ValidString(line) || strings.ContainsFunc(line, func(r rune) bool { return r != '\t' && rental.Hidden(r) }) {
+				t.Fatalf("list-keys printed a raw control: %q", line)
+			}
+			if out := adm.ok("create-key", "--app", app, "--name", "บ้านสุข key 🏠"); !strings.HasPrefix(out, rental.KeyPrefixTest) {
+				t.Fatalf("create-key printed %q", out)
+			}
+		})
 	}
 }

@@ -50,15 +50,17 @@ func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
 	return f
 }
 
-// open connects to the database and migrates it.
-func (f *dbFlags) open(ctx context.Context) (*store.DB, error) {
+// open connects to the database and migrates it. With the server secret
+// (nil for migrate, which loads none), the process makes and shows payment
+// links, and the migration seals links stored in clear before.
+func (f *dbFlags) open(ctx context.Context, sec *secret.Secret) (*store.DB, error) {
 	if f.badEnv != nil {
 		return nil, f.badEnv
 	}
 	if f.maxConns < 1 {
 		return nil, fmt.Errorf("--db-max-conns %d: want at least 1", f.maxConns)
 	}
-	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns, Log: f.riverLog, AddFriendURL: f.addFriendURL})
+	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns, Log: f.riverLog, AddFriendURL: f.addFriendURL, Secret: sec})
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +81,7 @@ func (e environment) openData(ctx context.Context, f *dbFlags) (*secret.Secret, 
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := f.open(ctx)
+	db, err := f.open(ctx, sec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,7 +121,7 @@ func (e environment) migrate(ctx context.Context, args []string) error {
 	if err := e.parse(fs, args, "bring a database's schema up to date and exit (serve migrates on start too)"); err != nil {
 		return err
 	}
-	conn, err := db.open(ctx)
+	conn, err := db.open(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -53,3 +53,51 @@ func TestNoWebhookSecretAtRest(t *testing.T) {
 		}
 	})
 }
+
+// A payment link's token is the only secret a tenant's payment page needs:
+// the database keeps only its hash and the URL sealed under the server
+// secret, yet the creation's answer, its idempotent replay, the page, the
+// payments' payment_url and their events' data.object all show the URL.
+func TestNoPaymentLinkTokenAtRest(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		p := newPayee(t, h, rental.LandlordStandard)
+		path := "/v1/bills/" + p.bill + "/payment-link"
+		created := h.do(req{key: p.key, method: "POST", path: path, headers: []string{"Idempotency-Key: make-link"}})
+		want(t, created, http.StatusCreated)
+		url := created.data()["url"].(string)
+		token := url[strings.LastIndex(url, "/")+1:]
+		if !strings.HasPrefix(url, h.url+"/pay/") || len(token) != 32 {
+			t.Fatalf("link URL %q", url)
+		}
+		for table, row := range storetest.EveryRow(t, e.DB) {
+			if strings.Contains(row, token) {
+				t.Errorf("table %s holds the link's token in clear: %.300s", table, row)
+			}
+		}
+		again := h.do(req{key: p.key, method: "POST", path: path, headers: []string{"Idempotency-Key: make-link"}})
+		if again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(created.body) {
+			t.Fatalf("replay: %s %s, want %s", again.header.Get("Idempotent-Replayed"), again.body, created.body)
+		}
+		if again := h.do(req{key: p.key, method: "POST", path: path}); again.status != http.StatusOK || again.data()["url"] != url {
+			t.Fatalf("the bill's active link again: %d %s", again.status, again.body)
+		}
+		if status, body := open(t, url); status != http.StatusOK || !strings.Contains(body, "/pay/"+token+"/") {
+			t.Fatalf("the payment page: %d", status)
+		}
+		pays := p.payments(t, h)
+		if len(pays) != 1 || pays[0]["payment_url"] != url {
+			t.Fatalf("payments %v", pays)
+		}
+		res := h.do(req{key: p.key, method: "GET", path: "/v1/events?type=payment.pending"})
+		want(t, res, http.StatusOK)
+		events := res.json()["data"].([]any)
+		if len(events) != 1 || events[0].(map[string]any)["data"].(map[string]any)["object"].(map[string]any)["payment_url"] != url {
+			t.Fatalf("payment.pending events %v", events)
+		}
+		var hash string
+		if err := e.DB.WritePool().QueryRowContext(t.Context(), `SELECT token_hash FROM payment_links WHERE url_sealed IS NOT NULL AND token IS NULL AND url IS NULL`).Scan(&hash); err != nil || len(hash) != 64 {
+			t.Fatalf("the stored link: hash %q, %v", hash, err)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -396,39 +397,61 @@ func runAgain(err error) error {
 // of up to 1 MB, short enough that a trickled body ties up nothing for
 // long), and JSON when not empty (415 otherwise).
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	tooLarge := requestErrorf(http.StatusRequestEntityTooLarge, "request_too_large", "The request body is over the limit of 1 MB.")
 	if r.ContentLength > maxBody {
-		return nil, tooLarge
+		return nil, errTooLarge()
 	}
+	var b bytes.Buffer
+	if err := s.readWithin(w, r, &b, maxBody); err != nil {
+		return nil, err
+	}
+	if b.Len() == 0 {
+		return nil, nil
+	}
+	return b.Bytes(), checkBody(r, b.Bytes())
+}
+
+// errTooLarge is the answer to a body over maxBody.
+func errTooLarge() error {
+	return requestErrorf(http.StatusRequestEntityTooLarge, "request_too_large", "The request body is over the limit of 1 MB.")
+}
+
+// readWithin copies the body to dst: at most limit bytes (errTooLarge
+// beyond, checked while reading), within the body timeout (408 beyond).
+func (s *Server) readWithin(w http.ResponseWriter, r *http.Request, dst io.Writer, limit int64) error {
 	rc := http.NewResponseController(w)
 	deadline := rc.SetReadDeadline(time.Now().Add(s.bodyWait)) == nil
-	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	_, err := io.Copy(dst, http.MaxBytesReader(w, r.Body, limit))
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		// The deadline stays passed, so the server does not wait for the
 		// rest of the body either: the connection closes after the answer.
 		w.Header().Set("Connection", "close")
-		return nil, requestErrorf(http.StatusRequestTimeout, "request_timeout", "The request body did not arrive within %s.", s.bodyWait)
+		return requestErrorf(http.StatusRequestTimeout, "request_timeout", "The request body did not arrive within %s.", s.bodyWait)
 	}
 	if deadline {
 		rc.SetReadDeadline(time.Time{})
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
-		return nil, tooLarge
+		return errTooLarge()
 	}
 	if err != nil {
-		return nil, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body could not be read.")
+		return rental.Errorf(rental.KindInvalid, "invalid_json", "The request body could not be read.")
 	}
+	return nil
+}
+
+// checkBody refuses a body that is not JSON (415) or not UTF-8 text.
+func checkBody(r *http.Request, b []byte) error {
 	if len(b) == 0 {
-		return nil, nil
+		return nil
 	}
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-		return nil, requestErrorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.")
+		return requestErrorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.")
 	}
 	if !utf8.Valid(b) {
-		return nil, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body is not valid UTF-8.")
+		return rental.Errorf(rental.KindInvalid, "invalid_json", "The request body is not valid UTF-8.")
 	}
-	return b, nil
+	return nil
 }
 
 // checkQuery refuses query parameters the operation does not accept, and

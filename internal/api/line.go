@@ -2,7 +2,11 @@ package api
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 
 	"github.com/line/line-bot-sdk-go/v8/linebot/webhook"
@@ -13,15 +17,13 @@ import (
 
 // handleLineWebhook takes the events of the service's LINE Official
 // Account: tenants following it, sending their registration codes, and
-// unfollowing. The signature is checked before anything else is read; each
-// event is handled once, however often LINE delivers it.
+// unfollowing. The signature is checked before anything else: a request
+// without a valid X-Line-Signature is 401 whatever its body, size or media
+// type (readLineBody). Each event is handled once, however often LINE
+// delivers it.
 func (s *Server) handleLineWebhook() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := s.readBody(w, r)
-		if err == nil && (s.lineSecret == "" || !webhook.ValidateSignature(s.lineSecret, r.Header.Get("X-Line-Signature"), body)) {
-			err = rental.Errorf(rental.KindUnauthenticated, "invalid_signature",
-				"X-Line-Signature is not the base64 HMAC-SHA256 of the raw body with the channel secret.")
-		}
+		body, err := s.readLineBody(w, r)
 		var cb webhook.CallbackRequest
 		if err == nil && json.Unmarshal(body, &cb) != nil {
 			err = rental.Errorf(rental.KindInvalid, "invalid_json", "The body is not a LINE webhook request.")
@@ -39,6 +41,57 @@ func (s *Server) handleLineWebhook() http.Handler {
 		}
 		renderJSON(http.StatusOK, map[string]any{}).write(w)
 	})
+}
+
+// maxSignedBody is the most of a LINE request read to check its signature:
+// a larger body cannot be verified, and is refused as unsigned.
+const maxSignedBody = 4 * maxBody
+
+// readLineBody reads a LINE webhook request's body and checks, in this
+// order: the signature (401 invalid_signature for a request without one,
+// with one that is not an HMAC-SHA256 at all, with one that does not match
+// the whole body, or one too large or too slow to verify), then the size
+// (413 over maxBody), the media type (415) and UTF-8 (400), as every other
+// body. Nothing of an unsigned request is judged but its signature, so a
+// stranger learns nothing about what the webhook would accept.
+func (s *Server) readLineBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	unsigned := rental.Errorf(rental.KindUnauthenticated, "invalid_signature",
+		"X-Line-Signature is not the base64 HMAC-SHA256 of the raw body with the channel secret.")
+	sig, err := base64.StdEncoding.DecodeString(r.Header.Get("X-Line-Signature"))
+	if s.lineSecret == "" || err != nil || len(sig) != sha256.Size || r.ContentLength > maxSignedBody {
+		return nil, unsigned
+	}
+	mac := hmac.New(sha256.New, []byte(s.lineSecret))
+	kept := &prefixWriter{max: maxBody}
+	if err := s.readWithin(w, r, io.MultiWriter(mac, kept), maxSignedBody); err != nil {
+		return nil, unsigned
+	}
+	if !hmac.Equal(sig, mac.Sum(nil)) {
+		return nil, unsigned
+	}
+	if kept.over {
+		return nil, errTooLarge()
+	}
+	return kept.b, checkBody(r, kept.b)
+}
+
+// prefixWriter keeps the first max bytes written to it, and notes whether
+// more came.
+type prefixWriter struct {
+	b    []byte
+	max  int
+	over bool
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	room := p.max - len(p.b)
+	if len(b) > room {
+		p.over = true
+		p.b = append(p.b, b[:max(room, 0)]...)
+		return len(b), nil
+	}
+	p.b = append(p.b, b...)
+	return len(b), nil
 }
 
 // lineEvent handles one LINE event and replies when it asks for an answer.
@@ -59,11 +112,24 @@ func (s *Server) lineEvent(ctx context.Context, ev webhook.EventInterface) error
 		if !ok {
 			break
 		}
+		// A user who sent too many wrong codes this hour is answered
+		// ReplyTryLater for every code, the right one too, and nothing
+		// else happens; the count is in the database, so every process
+		// keeps it.
 		handle = func(tx *store.Tx) error {
-			_, err := tx.RegisterLineCode(ctx, code, user)
+			tries, err := tx.LineCodeTries(ctx, user)
+			if err != nil {
+				return err
+			}
+			if tries.Blocked(tx.Now) {
+				reply = rental.ReplyTryLater
+				return nil
+			}
+			_, err = tx.RegisterLineCode(ctx, code, user)
 			reply = rental.ReplyRegistered
 			if rental.IsNotFound(err) {
-				err, reply = nil, rental.ReplyUnknownCode
+				reply = rental.ReplyUnknownCode
+				return tx.SetLineCodeTries(ctx, user, tries.AfterWrong(tx.Now))
 			}
 			return err
 		}

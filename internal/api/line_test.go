@@ -6,10 +6,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"rentapi/internal/api"
+	"rentapi/internal/chat"
 	"rentapi/internal/rental"
+	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -162,6 +167,139 @@ func TestLineRegisterHelper(t *testing.T) {
 		want(t, res, http.StatusOK)
 		if res.data()["chat_registered"] != true || res.data()["chat_registration_code"] != nil {
 			t.Fatalf("registered: %v", res.data())
+		}
+	})
+}
+
+// The LINE webhook judges the signature before anything else: whatever an
+// unsigned or badly signed request's media type, size or encoding, it is
+// 401 invalid_signature; only a signed request learns that its body is too
+// large, of the wrong media type or not UTF-8.
+func TestLineWebhookChecksTheSignatureFirst(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e, func(c *api.Config) { c.LineChannelSecret = lineSecret })
+		sign := func(secret string, body []byte) string {
+			m := hmac.New(sha256.New, []byte(secret))
+			m.Write(body)
+			return base64.StdEncoding.EncodeToString(m.Sum(nil))
+		}
+		events, _ := json.Marshal(map[string]any{"destination": "U" + strings.Repeat("f", 32), "events": []any{}})
+		large := append(append([]byte(`{"events":[],"pad":"`), strings.Repeat("x", 2<<20)...), `"}`...)
+		notUTF8 := []byte("{\"events\":[],\"x\":\"\xff\xfe\"}")
+		bodies := []struct {
+			name, mediaType string
+			body            []byte
+			// signed is the answer to the body when it is rightly signed.
+			signed int
+		}{
+			{"plain text", "text/plain", events, http.StatusUnsupportedMediaType},
+			{"no media type", "", events, http.StatusUnsupportedMediaType},
+			{"over 1 MB", "application/json", large, http.StatusRequestEntityTooLarge},
+			{"not UTF-8", "application/json", notUTF8, http.StatusBadRequest},
+			{"not JSON", "application/json", []byte("events"), http.StatusBadRequest},
+			{"empty", "application/json", nil, http.StatusBadRequest},
+			{"events", "application/json", events, http.StatusOK},
+		}
+		for _, b := range bodies {
+			for _, sig := range []struct{ name, header string }{
+				{"unsigned", ""},
+				{"not base64", "X-Line-Signature: %%%"},
+				{"short", "X-Line-Signature: " + base64.StdEncoding.EncodeToString([]byte("short"))},
+				{"another secret", "X-Line-Signature: " + sign("wrong-secret", b.body)},
+				{"another body", "X-Line-Signature: " + sign(lineSecret, append(slices.Clone(b.body), ' '))},
+			} {
+				res := h.do(req{method: "POST", path: "/line/v1/webhook", body: b.body, headers: []string{sig.header, "Content-Type: " + b.mediaType}})
+				if res.status != http.StatusUnauthorized || res.code() != "invalid_signature" {
+					t.Errorf("%s, %s: %d %s; want 401 invalid_signature", b.name, sig.name, res.status, res.body)
+				}
+			}
+			res := h.do(req{method: "POST", path: "/line/v1/webhook", body: b.body,
+				headers: []string{"X-Line-Signature: " + sign(lineSecret, b.body), "Content-Type: " + b.mediaType}})
+			if res.status != b.signed {
+				t.Errorf("%s, signed: %d %s; want %d", b.name, res.status, res.body, b.signed)
+			}
+		}
+	})
+}
+
+// A LINE user may send ten wrong registration codes an hour, counted
+// across the service's processes (two servers over two database handles
+// here); after that every code, the right one too, is answered "try again
+// later" and changes nothing until the hour is over. Another LINE user is
+// not held up.
+func TestLineCodeGuessing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		a := chatHarness(t, e, line)
+		db, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		other := e
+		other.DB = db
+		client, err := chat.NewClient("line-token", line.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := newHarness(t, other, func(c *api.Config) { c.ChatLive, c.LINE, c.LineChannelSecret = true, client, lineSecret })
+		p := newPayee(t, a, rental.LandlordStandard)
+		tenant := billTenant(t, a, p)
+		code := tenantOf(a, p.key, tenant)["chat_registration_code"].(string)
+		wrong := func() string {
+			for {
+				if c := rental.NewRegistrationCode(); c != code {
+					return c
+				}
+			}
+		}
+		guesser, neighbour := "U"+strings.Repeat("c", 32), "U"+strings.Repeat("d", 32)
+		send := func(h *harness, user, text string) string {
+			t.Helper()
+			line.mu.Lock()
+			n := len(line.replies)
+			line.mu.Unlock()
+			want(t, lineWebhook(h, lineSecret, lineText(rental.NewID("ev"), user, text, false)), http.StatusOK)
+			line.mu.Lock()
+			defer line.mu.Unlock()
+			if len(line.replies) != n+1 {
+				t.Fatalf("%d replies to one code", len(line.replies)-n)
+			}
+			return line.replies[n]
+		}
+		for i := range rental.MaxWrongCodes {
+			h := a
+			if i%2 == 1 {
+				h = b
+			}
+			if r := send(h, guesser, wrong()); !strings.Contains(r, "unknown or has already been used") {
+				t.Fatalf("wrong code %d: reply %s", i+1, r)
+			}
+			e.Clock.Advance(time.Minute)
+		}
+		for _, h := range []*harness{a, b} {
+			for _, text := range []string{code, wrong()} {
+				if r := send(h, guesser, text); !strings.Contains(r, "Please try again later.") {
+					t.Fatalf("a code after ten wrong ones: reply %s", r)
+				}
+			}
+		}
+		if got := tenantOf(a, p.key, tenant); got["chat_registered"] != false || got["chat_registration_code"] != code {
+			t.Fatalf("the right code after ten wrong ones changed the tenant: %v", got)
+		}
+		if n := eventCount(a, p.key, "tenant.line_registered"); n != 0 {
+			t.Fatalf("tenant.line_registered %d times", n)
+		}
+		if r := send(b, neighbour, wrong()); !strings.Contains(r, "unknown or has already been used") {
+			t.Fatalf("another LINE user: reply %s", r)
+		}
+		// The hour from the first wrong code is over: the right code works.
+		e.Clock.Advance(time.Hour - rental.MaxWrongCodes*time.Minute)
+		if r := send(b, guesser, code); !strings.Contains(r, "You are registered") {
+			t.Fatalf("the right code an hour later: reply %s", r)
+		}
+		if got := tenantOf(a, p.key, tenant); got["chat_registered"] != true {
+			t.Fatalf("after the hour: %v", got)
 		}
 	})
 }

@@ -18,7 +18,7 @@ import (
 // handle over the same database and its own API server (its own meter).
 func secondServer(t *testing.T, h *harness) *harness {
 	t.Helper()
-	db, err := store.Open(t.Context(), h.e.DSN, store.Options{Now: h.e.Clock.Now})
+	db, err := store.Open(t.Context(), h.e.DSN, store.Options{Secret: storetest.Secret(t), Now: h.e.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func only2xxOr503(t *testing.T, results []*result) (unavailable int) {
 // bounded wait, never 500, and serves again once connections come back.
 func TestPoolExhaustionAnswers503(t *testing.T) {
 	e := storetest.Postgres(t)
-	small, err := store.Open(t.Context(), e.DSN, store.Options{Now: e.Clock.Now, MaxConns: 2, Wait: 200 * time.Millisecond})
+	small, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, MaxConns: 2, Wait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func TestDatabaseRefusalAnswers503(t *testing.T) {
 	exec(`GRANT ALL ON ALL SEQUENCES IN SCHEMA ` + schema + ` TO ` + role)
 	u, _ := url.Parse(e.DSN)
 	u.User = url.User(role)
-	limited, err := store.Open(t.Context(), u.String(), store.Options{Now: e.Clock.Now, Wait: 2 * time.Second})
+	limited, err := store.Open(t.Context(), u.String(), store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, Wait: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"rentapi/internal/api"
 	"rentapi/internal/jobs"
 	"rentapi/internal/rental"
+	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/webhook"
@@ -49,6 +50,7 @@ type receiver struct {
 	mu      sync.Mutex
 	secrets []string // what the receiver verifies with
 	answers []int    // statuses to answer in turn; 200 once used up
+	body    []byte   // what it answers with; {"received":true} when nil
 	got     []received
 	arrived chan struct{}
 }
@@ -122,7 +124,11 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status, rc.answers = rc.answers[0], rc.answers[1:]
 	}
 	w.WriteHeader(status)
-	io.WriteString(w, `{"received":true}`)
+	if rc.body != nil {
+		w.Write(rc.body)
+	} else {
+		io.WriteString(w, `{"received":true}`)
+	}
 	rc.arrived <- struct{}{}
 }
 
@@ -624,6 +630,119 @@ func TestWebhookRetriesOnSchedule(t *testing.T) {
 		if len(filtered.json()["data"].([]any)) != 0 {
 			t.Fatalf("failed deliveries %s", filtered.body)
 		}
+	})
+}
+
+// A receiver may answer anything: NUL bytes and invalid UTF-8 included.
+// Each attempt is recorded with what can be kept of the answer (a NUL, and
+// each run of invalid bytes, becomes U+FFFD), and the deliveries follow the retry schedule: one request
+// per attempt, each retry parked for the time the log announces, success
+// on the second attempt.
+func TestWebhookReceiverAnswersAnything(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := webhookHarness(t, e)
+		f := h.fixture(rental.PlanPro)
+		key := h.testKey(f)
+		rc := newReceiver(t, e.Clock.Now)
+		rc.answers = []int{500, 500}
+		rc.body = []byte("oops\x00\xff\xfe{\"nul\":\"\x00\"}")
+		ep := h.createEndpoint(key, rc, "property.created")
+		for _, name := range []string{"Nul One", "Nul Two"} {
+			want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property(name)}), http.StatusCreated)
+		}
+		list := func(n int) []any {
+			t.Helper()
+			for range 100 { // the log is written just after the receiver answers
+				res := h.do(req{key: key, method: "GET", path: "/v1/webhook-endpoints/" + ep["id"].(string) + "/deliveries"})
+				want(t, res, http.StatusOK)
+				data := res.json()["data"].([]any)
+				done := len(data) == 2
+				for _, d := range data {
+					done = done && d.(map[string]any)["attempt_count"] == float64(n)
+				}
+				if done {
+					return data
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Fatalf("the delivery log does not show attempt %d of both deliveries", n)
+			return nil
+		}
+		rc.waitFor(2)
+		first := list(1)
+		parked := h.settleDeliveries()
+		if n := len(rc.requests()); n != 2 {
+			t.Fatalf("%d requests for 2 events before the clock moved", n)
+		}
+		if len(parked) != 2 {
+			t.Fatalf("%d delivery jobs parked for their retry, want 2", len(parked))
+		}
+		next := map[string]bool{}
+		for _, j := range parked {
+			next[j.ScheduledAt.UTC().Format(time.RFC3339)] = true
+		}
+		for _, v := range first {
+			d := v.(map[string]any)
+			if d["status"] != "pending" || d["next_attempt_at"] == nil || !next[d["next_attempt_at"].(string)] {
+				t.Fatalf("after attempt 1: %v; jobs parked until %v", d, next)
+			}
+			one := h.do(req{key: key, method: "GET", path: "/v1/webhook-deliveries/" + d["id"].(string)})
+			want(t, one, http.StatusOK)
+			a := one.data()["attempts"].([]any)[0].(map[string]any)
+			if a["status_code"] != float64(500) || a["response_body"] != "oops\uFFFD\uFFFD{\"nul\":\"\uFFFD\"}" {
+				t.Fatalf("attempt 1 recorded as %v", a)
+			}
+		}
+		rc.mu.Lock()
+		rc.body = []byte("\x00ok")
+		rc.mu.Unlock()
+		e.Clock.Advance(time.Minute + 7*time.Second) // the gap plus its largest jitter
+		rc.waitFor(4)
+		for _, v := range list(2) {
+			d := v.(map[string]any)
+			one := h.do(req{key: key, method: "GET", path: "/v1/webhook-deliveries/" + d["id"].(string)})
+			want(t, one, http.StatusOK)
+			a := one.data()["attempts"].([]any)[1].(map[string]any)
+			if one.data()["status"] != "succeeded" || a["status_code"] != float64(200) || a["response_body"] != "\uFFFDok" {
+				t.Fatalf("after attempt 2: %s", one.body)
+			}
+		}
+		if parked := h.settleDeliveries(); len(parked) != 0 || len(rc.requests()) != 4 {
+			t.Fatalf("%d jobs parked, %d requests after both succeeded", len(parked), len(rc.requests()))
+		}
+	})
+}
+
+// A delivery whose job runs out of runs without recording an attempt (here
+// its endpoint's signing secret does not open: the jobs run under another
+// server secret) ends failed, not pending with no job left to send it.
+func TestWebhookDeliveryEndsWithItsJob(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e, func(c *api.Config) { c.Guard, c.NoRateLimits = webhook.Guard{AllowLoopback: true}, true })
+		f := h.fixture(rental.PlanPro)
+		key := h.testKey(f)
+		rc := newReceiver(t, e.Clock.Now)
+		ep := h.createEndpoint(key, rc, "property.created")
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Lost Secret")}), http.StatusCreated)
+		other, err := secret.New("another-secret-another-secret-0123456789")
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.sec = other
+		h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{RescueAfter: noRescue})
+		for range 300 {
+			res := h.do(req{key: key, method: "GET", path: "/v1/webhook-endpoints/" + ep["id"].(string) + "/deliveries"})
+			want(t, res, http.StatusOK)
+			data := res.json()["data"].([]any)
+			if len(data) == 1 && data[0].(map[string]any)["status"] == "failed" {
+				if d := data[0].(map[string]any); d["next_attempt_at"] != nil || len(rc.requests()) != 0 {
+					t.Fatalf("failed delivery %v after %d requests", d, len(rc.requests()))
+				}
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatalf("the delivery is still not failed once its job is over: %d jobs to run", len(h.settleDeliveries()))
 	})
 }
 

@@ -82,7 +82,7 @@ func race(t *testing.T, e storetest.Engine, args river.JobArgs, sweep func() (in
 	ctx := t.Context()
 	var racers []racer
 	for range 2 {
-		db, err := store.Open(ctx, e.DSN, store.Options{Now: e.Clock.Now})
+		db, err := store.Open(ctx, e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,6 +87,10 @@ func (w *deliveryWorker) Work(ctx context.Context, job *river.Job[store.Delivery
 	err := w.attempt(ctx, job)
 	var failed *failedAttempt
 	if err != nil && !errors.As(err, &failed) {
+		if job.Attempt >= job.MaxAttempts {
+			w.fail(job.Args, err)
+			return err
+		}
 		w.log.WarnContext(ctx, "webhook delivery run failed; River retries it", "delivery_id", job.Args.DeliveryID,
 			"job_id", job.ID, "error", err.Error())
 	}
@@ -149,6 +153,21 @@ func (w *deliveryWorker) attempt(ctx context.Context, job *river.Job[store.Deliv
 		why = fmt.Sprintf("status %d", res.StatusCode)
 	}
 	return &failedAttempt{fmt.Sprintf("webhook delivery %s attempt %d failed: %s", d.ID, d.AttemptCount+1, why)}
+}
+
+// fail ends a delivery whose job River will not run again (its last run
+// failed before its attempt was recorded), so that no delivery stays
+// pending with no job left to send it: it is failed, and a resend starts
+// it over.
+func (w *deliveryWorker) fail(a store.DeliveryArgs, cause error) {
+	ctx, cancel := context.WithTimeout(context.Background(), store.WriteWait+5*time.Second)
+	defer cancel()
+	err := w.db.InTx(ctx, func(tx *store.Tx) error { return tx.AbandonDelivery(ctx, a.DeliveryID, a.Generation) })
+	attrs := []any{"delivery_id", a.DeliveryID, "cause", cause.Error()}
+	if err != nil {
+		attrs = append(attrs, "error", err.Error())
+	}
+	w.log.WarnContext(ctx, "webhook delivery failed: its job's last run could not record an attempt", attrs...)
 }
 
 // logAttempt writes the attempt's log line and counts it. The URL is left

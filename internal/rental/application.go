@@ -34,7 +34,7 @@ func (a ApplicationSettings) Check() error {
 	if err := checkText("company", Of(a.Company), 1, maxCompanyLen); err != nil {
 		return err
 	}
-	if err := checkText("description", Of(a.Description), 0, maxDescriptionLen); err != nil {
+	if err := checkLines("description", Of(a.Description), 0, maxDescriptionLen); err != nil {
 		return err
 	}
 	if len(a.Scopes) == 0 {

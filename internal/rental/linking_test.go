@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 )
 
@@ -157,5 +158,40 @@ func TestCheckPlanChange(t *testing.T) {
 	if got := []Capacity{LandlordFree.Capacity(), LandlordStandard.Capacity(), LandlordPro.Capacity()}; got[0] != (Capacity{1, 30}) ||
 		got[1] != (Capacity{10, 300}) || got[2] != (Capacity{500, 20000}) {
 		t.Errorf("plan limits %v", got)
+	}
+}
+
+// Ten wrong codes an hour from the first; then every code waits for the
+// window's end, and the first wrong code after it starts a new window.
+func TestCodeTries(t *testing.T) {
+	start := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	var c CodeTries
+	if c.Blocked(start) {
+		t.Fatal("a new user is blocked")
+	}
+	for i := range MaxWrongCodes {
+		at := start.Add(time.Duration(i) * time.Minute)
+		if c.Blocked(at) {
+			t.Fatalf("blocked before wrong code %d", i+1)
+		}
+		c = c.AfterWrong(at)
+	}
+	if c.Wrong != MaxWrongCodes || !c.WindowStart.Equal(start) {
+		t.Fatalf("after ten: %+v", c)
+	}
+	for _, d := range []time.Duration{10 * time.Minute, 59*time.Minute + 59*time.Second} {
+		if !c.Blocked(start.Add(d)) {
+			t.Errorf("not blocked %v after the first wrong code", d)
+		}
+	}
+	if c.Blocked(start.Add(time.Hour)) {
+		t.Error("still blocked once the hour is over")
+	}
+	next := c.AfterWrong(start.Add(time.Hour))
+	if next.Wrong != 1 || !next.WindowStart.Equal(start.Add(time.Hour)) || next.Blocked(start.Add(time.Hour)) {
+		t.Errorf("a wrong code after the window: %+v", next)
+	}
+	if c := (CodeTries{WindowStart: start, Wrong: 3}).AfterWrong(start.Add(2 * time.Hour)); c.Wrong != 1 {
+		t.Errorf("an old window counted on: %+v", c)
 	}
 }

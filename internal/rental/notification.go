@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"time"
-	"unicode/utf8"
 )
 
 // PrefixNotification marks notification IDs.
@@ -140,13 +139,10 @@ func CheckReachable(t *Tenant) error {
 	return nil
 }
 
-// CheckMessageText checks a message's text: 1 to 2000 characters.
+// CheckMessageText checks a message's text: 1 to 2000 characters that
+// CheckLines accepts (the text rule, line breaks allowed).
 func CheckMessageText(text string) error {
-	n := utf8.RuneCountInString(text)
-	if !utf8.ValidString(text) || n < 1 || n > MaxMessageLen {
-		return Invalid("text", "text must be 1 to %d characters.", MaxMessageLen)
-	}
-	return nil
+	return CheckLines("text", text, 1, MaxMessageLen)
 }
 
 // Notice is what a bill notice shows, in plain values, kept with the

@@ -2,9 +2,6 @@ package rental
 
 import (
 	"slices"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Currency is the one currency of the service; every object carrying money
@@ -160,41 +157,6 @@ func (p *Property) Apply(c PropertyChange) error {
 	}
 	*p = next
 	return nil
-}
-
-func checkText(param string, v Optional[string], minLen, maxLen int) error {
-	if v.Null {
-		return Invalid(param, "%s must be a string, not null.", param)
-	}
-	if !utf8.ValidString(v.Value) {
-		return Invalid(param, "%s must be UTF-8 text.", param)
-	}
-	n := len([]rune(v.Value))
-	if n < minLen || n > maxLen {
-		return Invalid(param, "%s must be %d to %d characters long.", param, minLen, maxLen)
-	}
-	for _, r := range v.Value {
-		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r == 0x7f {
-			return Invalid(param, "%s must not contain control characters.", param)
-		}
-		if invisible(r) {
-			return Invalid(param, "%s must not contain invisible formatting or text-direction characters (U+%04X).", param, r)
-		}
-	}
-	if minLen > 0 && strings.TrimSpace(v.Value) == "" {
-		return Invalid(param, "%s must not be blank.", param)
-	}
-	return nil
-}
-
-// invisible reports whether r is a character people cannot see that changes
-// how the text around it shows: text-direction overrides and isolates,
-// zero-width characters, and the other format characters (Unicode category
-// Cf), and the line and paragraph separators. Names and addresses that
-// tenants read on payment pages and in chat refuse them, so that a name
-// cannot be made to look like another.
-func invisible(r rune) bool {
-	return unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }
 
 func checkRange(param string, v Optional[int64], lo, hi int64) error {

@@ -219,7 +219,7 @@ func (c EndpointChange) Check(create bool, checkURL func(string) (string, error)
 	if c.Description.Set {
 		var d *string
 		if !c.Description.Null {
-			if err := checkText("description", c.Description, 0, MaxEndpointDescription); err != nil {
+			if err := checkLines("description", c.Description, 0, MaxEndpointDescription); err != nil {
 				return spec, err
 			}
 			d = &c.Description.Value

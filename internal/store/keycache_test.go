@@ -21,7 +21,7 @@ import (
 func TestLookupKeyAcrossProcesses(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
-		other, err := store.Open(ctx, e.DSN, store.Options{Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
+		other, err := store.Open(ctx, e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
 		if err != nil {
 			t.Fatal(err)
 		}

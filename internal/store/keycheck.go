@@ -166,7 +166,7 @@ var ErrKeyChanged = errors.New("store: the key's kept lookup is out of date")
 // Once that has run, every statement fails with ErrKeyChanged unless the
 // kept lookup held.
 func (db *DB) ReadChecking(kc *KeyCheck) *Queries {
-	return &Queries{c: checkedConn{kc}, friendURL: db.friendURL}
+	return &Queries{c: checkedConn{kc}, friendURL: db.friendURL, sec: db.sec}
 }
 
 // checkedConn is the read pool carrying a KeyCheck.

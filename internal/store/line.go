@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"rentapi/internal/rental"
 )
@@ -160,4 +161,37 @@ func (tx *Tx) UnfollowLine(ctx context.Context, lineUserID string) (*rental.Tena
 		return nil, err
 	}
 	return t, tx.RecordEvent(ctx, acct, "tenant.updated", t)
+}
+
+// LineCodeTries locks and returns the LINE user's count of wrong
+// registration codes (the zero count for a user who sent none), so that
+// two processes taking codes of one user count every one: the second waits
+// for the first's transaction.
+func (tx *Tx) LineCodeTries(ctx context.Context, lineUserID string) (rental.CodeTries, error) {
+	var c rental.CodeTries
+	if _, err := tx.c.ExecContext(ctx, `INSERT INTO line_code_tries (line_user_id, window_start, wrong) VALUES ($1, 0, 0)
+		ON CONFLICT (line_user_id) DO NOTHING`, lineUserID); err != nil {
+		return c, fmt.Errorf("store: code tries: %w", err)
+	}
+	var start int64
+	err := tx.c.QueryRowContext(ctx, `UPDATE line_code_tries SET wrong = wrong WHERE line_user_id = $1 RETURNING window_start, wrong`,
+		lineUserID).Scan(&start, &c.Wrong)
+	if err != nil {
+		return c, fmt.Errorf("store: code tries: %w", err)
+	}
+	if c.Wrong > 0 {
+		c.WindowStart = time.UnixMilli(start)
+	}
+	return c, nil
+}
+
+// SetLineCodeTries stores the LINE user's count of wrong codes, locked by
+// LineCodeTries in the same transaction.
+func (tx *Tx) SetLineCodeTries(ctx context.Context, lineUserID string, c rental.CodeTries) error {
+	_, err := tx.c.ExecContext(ctx, `UPDATE line_code_tries SET window_start = $2, wrong = $3 WHERE line_user_id = $1`,
+		lineUserID, ms(c.WindowStart), c.Wrong)
+	if err != nil {
+		return fmt.Errorf("store: code tries: %w", err)
+	}
+	return nil
 }

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,14 +62,100 @@ func (q *Queries) payee(ctx context.Context, landlordID string) (rental.Payee, e
 	return p, nil
 }
 
-const linkColumns = `l.id, l.bill_id, l.url, l.active, b.total - b.amount_paid, l.created_at, l.updated_at`
+const linkColumns = `l.id, l.bill_id, l.url, l.url_sealed, l.active, b.total - b.amount_paid, l.created_at, l.updated_at`
 
-func scanLink(sc interface{ Scan(...any) error }, l *rental.PaymentLink) error {
+func (q *Queries) scanLink(sc interface{ Scan(...any) error }, l *rental.PaymentLink) error {
 	*l = rental.PaymentLink{Object: "payment_link", Currency: rental.Currency}
 	var created, updated int64
-	err := sc.Scan(&l.ID, &l.BillID, &l.URL, &l.Active, &l.Amount, &created, &updated)
+	var clear, sealed sql.NullString
+	if err := sc.Scan(&l.ID, &l.BillID, &clear, &sealed, &l.Active, &l.Amount, &created, &updated); err != nil {
+		return err
+	}
 	l.CreatedAt, l.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	url, err := q.linkURL(l.ID, clear, sealed)
+	l.URL = url
 	return err
+}
+
+// Payment links' tokens are never stored in clear: a link is found by the
+// SHA-256 of the token in its URL (token_hash), and its URL, which the
+// landlord's application reads back (the link, its payments, their events,
+// bill notices), is kept sealed under the server secret, bound to the
+// link's ID (url_sealed), as stored idempotent responses are.
+
+// linkTokenHash is what is stored to find a link by its URL's token.
+func linkTokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// linkContext binds a link's sealed URL to the link.
+func linkContext(linkID string) []byte { return []byte("payment link url\x00" + linkID) }
+
+// sealLinkURL is the stored form of a link's URL.
+func (q *Queries) sealLinkURL(linkID, url string) (string, error) {
+	if q.sec == nil {
+		return "", errors.New("store: payment links need the server secret (store.Options.Secret)")
+	}
+	return q.sec.Seal([]byte(url), linkContext(linkID)), nil
+}
+
+// linkURL opens a link's URL: sealed, or in clear for a link stored before
+// links were sealed and not sealed since (no process with the secret has
+// migrated the database).
+func (q *Queries) linkURL(linkID string, clear, sealed sql.NullString) (string, error) {
+	switch {
+	case sealed.Valid && q.sec != nil:
+		b, err := q.sec.Open(sealed.String, linkContext(linkID))
+		if err != nil {
+			return "", fmt.Errorf("store: payment link %s: %w", linkID, err)
+		}
+		return string(b), nil
+	case sealed.Valid:
+		return "", fmt.Errorf("store: payment link %s: its URL is sealed and this process has no server secret", linkID)
+	}
+	return clear.String, nil
+}
+
+// sealClearLinks seals the payment links stored in clear before links were
+// sealed (migration 00013 keeps their token and url until then): token_hash
+// and url_sealed are set, token and url cleared. It runs after the
+// migrations when the process has the server secret, and touches only the
+// links left in clear.
+func (db *DB) sealClearLinks(ctx context.Context) error {
+	if db.sec == nil {
+		return nil
+	}
+	rows, err := db.write.QueryContext(ctx, `SELECT id, token, url FROM payment_links WHERE token IS NOT NULL`)
+	if err != nil {
+		return fmt.Errorf("store: seal payment links: %w", err)
+	}
+	type clearLink struct{ id, token, url string }
+	var links []clearLink
+	for rows.Next() {
+		var l clearLink
+		if err := rows.Scan(&l.id, &l.token, &l.url); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: seal payment links: %w", err)
+		}
+		links = append(links, l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: seal payment links: %w", err)
+	}
+	q := db.Read()
+	for _, l := range links {
+		sealed, err := q.sealLinkURL(l.id, l.url)
+		if err != nil {
+			return err
+		}
+		if _, err := db.write.ExecContext(ctx, `UPDATE payment_links SET token_hash = $2, url_sealed = $3, token = NULL, url = NULL
+			WHERE id = $1 AND token IS NOT NULL`, l.id, linkTokenHash(l.token), sealed); err != nil {
+			return fmt.Errorf("store: seal payment links: %w", err)
+		}
+	}
+	return nil
 }
 
 // CreatePaymentLink returns the bill's active payment link, making one
@@ -92,7 +180,7 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 	const active = `SELECT ` + linkColumns + ` FROM payment_links l JOIN bills b ON b.id = l.bill_id
 		WHERE l.landlord_id = $1 AND l.bill_id = $2 AND l.active`
 	var l rental.PaymentLink
-	err = scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID), &l)
+	err = tx.scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID), &l)
 	if err == nil {
 		return &l, false, nil
 	}
@@ -100,12 +188,16 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 		return nil, false, fmt.Errorf("store: payment link: %w", err)
 	}
 	id, token := rental.NewID(rental.PrefixPaymentLink), rental.NewLinkToken()
-	_, err = tx.c.ExecContext(ctx, `INSERT INTO payment_links (id, landlord_id, bill_id, token, url, active, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6)`, id, acct.LandlordID, b.ID, token, strings.TrimRight(base, "/")+"/pay/"+token, ms(tx.Now))
+	sealed, err := tx.sealLinkURL(id, strings.TrimRight(base, "/")+"/pay/"+token)
+	if err != nil {
+		return nil, false, err
+	}
+	_, err = tx.c.ExecContext(ctx, `INSERT INTO payment_links (id, landlord_id, bill_id, token_hash, url_sealed, active, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6)`, id, acct.LandlordID, b.ID, linkTokenHash(token), sealed, ms(tx.Now))
 	if err != nil {
 		return nil, false, fmt.Errorf("store: create payment link: %w", err)
 	}
-	err = scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID), &l)
+	err = tx.scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID), &l)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: payment link: %w", err)
 	}
@@ -113,19 +205,27 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 }
 
 const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_paid,
-	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at`
+	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id),
+	(SELECT url_sealed FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at`
 
-func scanPayment(sc *scanner, p *rental.Payment) error {
+func (q *Queries) scanPayment(sc *scanner, p *rental.Payment) error {
 	*p = rental.Payment{Object: "payment", Currency: rental.Currency}
-	var link, url, reason sql.NullString
+	var link, url, sealed, reason sql.NullString
 	var paid nullInteger
 	var expires, created, updated integer
-	err := sc.Scan(&p.ID, &p.BillID, &link, &p.Status, (*integer)(&p.Amount), (*integer)(&p.AmountPaid), &url, &p.QRPayload, &expires, &paid, &reason, &created, &updated)
+	err := sc.Scan(&p.ID, &p.BillID, &link, &p.Status, (*integer)(&p.Amount), (*integer)(&p.AmountPaid), &url, &sealed, &p.QRPayload, &expires, &paid, &reason, &created, &updated)
+	if err != nil {
+		return err
+	}
 	if link.Valid {
 		p.PaymentLinkID = &link.String
 	}
-	if url.Valid {
-		p.PaymentURL = &url.String
+	if link.Valid && (url.Valid || sealed.Valid) {
+		u, err := q.linkURL(link.String, url, sealed)
+		if err != nil {
+			return err
+		}
+		p.PaymentURL = &u
 	}
 	if reason.Valid {
 		p.FailureReason = &reason.String
@@ -138,7 +238,7 @@ func scanPayment(sc *scanner, p *rental.Payment) error {
 // GetPayment returns a payment of the account's landlord.
 func (q *Queries) GetPayment(ctx context.Context, acct *rental.Account, id string) (*rental.Payment, error) {
 	return one(ctx, q, "payment", id, `SELECT `+paymentColumns+` FROM payments WHERE landlord_id = $1 AND id = $2`,
-		[]any{acct.LandlordID, id}, scanPayment)
+		[]any{acct.LandlordID, id}, q.scanPayment)
 }
 
 // PaymentFilter narrows a payment list. CreatedAfter is inclusive and
@@ -153,7 +253,7 @@ func (q *Queries) ListPayments(ctx context.Context, acct *rental.Account, f Paym
 	w := scoped(`SELECT `+paymentColumns+` FROM payments WHERE landlord_id = $1`, acct.LandlordID).
 		and("bill_id = ?", f.BillID).and("status = ?", f.Status).
 		and("created_at >= ?", f.CreatedAfter).and("created_at < ?", f.CreatedBefore)
-	return list(ctx, q, w.sql, w.args, p, scanPayment)
+	return list(ctx, q, w.sql, w.args, p, q.scanPayment)
 }
 
 // Checkout is what a bill's payment page shows: the bill and where it is,
@@ -174,7 +274,7 @@ type Checkout struct {
 // It changes nothing: a HEAD request or a crawler's probe opens no payment.
 func (q *Queries) PaymentLinkExists(ctx context.Context, token string) error {
 	var id string
-	err := q.c.QueryRowContext(ctx, `SELECT id FROM payment_links WHERE token = $1`, token).Scan(&id)
+	err := q.c.QueryRowContext(ctx, `SELECT id FROM payment_links WHERE token_hash = $1`, linkTokenHash(token)).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return rental.NotFound("payment_link", "")
 	}
@@ -194,7 +294,7 @@ func (q *Queries) PaymentLinkExists(ctx context.Context, token string) error {
 func (tx *Tx) OpenPayment(ctx context.Context, token string) (*Checkout, error) {
 	var linkID, landlordID, billID string
 	var active bool
-	err := tx.c.QueryRowContext(ctx, `SELECT id, landlord_id, bill_id, active FROM payment_links WHERE token = $1`, token).
+	err := tx.c.QueryRowContext(ctx, `SELECT id, landlord_id, bill_id, active FROM payment_links WHERE token_hash = $1`, linkTokenHash(token)).
 		Scan(&linkID, &landlordID, &billID, &active)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("payment_link", "")
@@ -228,7 +328,7 @@ func (tx *Tx) OpenPayment(ctx context.Context, token string) (*Checkout, error) 
 	}
 	pending, err := one(ctx, &tx.Queries, "payment", "", `SELECT `+paymentColumns+` FROM payments
 		WHERE landlord_id = $1 AND payment_link_id = $2 AND status = $3 ORDER BY created_at DESC, id DESC LIMIT 1`,
-		[]any{landlordID, linkID, rental.PaymentPending}, scanPayment)
+		[]any{landlordID, linkID, rental.PaymentPending}, tx.scanPayment)
 	switch {
 	case rental.IsNotFound(err):
 	case err != nil:
@@ -418,8 +518,8 @@ func (q *Queries) PendingQR(ctx context.Context, token, paymentID string, now ti
 	var payload string
 	err := q.c.QueryRowContext(ctx, `SELECT p.qr_payload FROM payments p JOIN payment_links l ON l.id = p.payment_link_id
 		JOIN landlords ll ON ll.id = p.landlord_id
-		WHERE l.token = $1 AND p.id = $2 AND p.status = $3 AND p.expires_at > $4 AND ll.qr_payments`,
-		token, paymentID, rental.PaymentPending, ms(now)).Scan(&payload)
+		WHERE l.token_hash = $1 AND p.id = $2 AND p.status = $3 AND p.expires_at > $4 AND ll.qr_payments`,
+		linkTokenHash(token), paymentID, rental.PaymentPending, ms(now)).Scan(&payload)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", rental.NotFound("payment", paymentID)
 	}

@@ -39,6 +39,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/secret"
 )
 
 // Engine names the database behind a DB.
@@ -74,6 +75,8 @@ type DB struct {
 	wait time.Duration
 	// friendURL is Options.AddFriendURL.
 	friendURL string
+	// sec is Options.Secret.
+	sec *secret.Secret
 	// turns queues the process's writers of each landlord.
 	turns turns
 	// aheadLost counts claims ahead that lost (ClaimsAheadLost).
@@ -105,6 +108,11 @@ type Options struct {
 	// Account, which every tenant object shows as chat_registration_url
 	// (null when empty: no LINE account is configured).
 	AddFriendURL string
+	// Secret is the server secret, under which payment links' URLs are
+	// sealed (their tokens are never stored in clear). A process that makes
+	// or shows payment links needs it; Migrate with it seals the links
+	// stored in clear before.
+	Secret *secret.Secret
 }
 
 // DefaultMaxConns is the PostgreSQL pool of one process unless told
@@ -121,7 +129,7 @@ const idleTimeout = time.Minute
 // Open connects to dsn: "sqlite:PATH" or a "postgres://" (or
 // "postgresql://") URL. It does not migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	db := &DB{now: opts.Now, movable: opts.Now != nil, wait: opts.Wait, log: opts.Log, friendURL: opts.AddFriendURL}
+	db := &DB{now: opts.Now, movable: opts.Now != nil, wait: opts.Wait, log: opts.Log, friendURL: opts.AddFriendURL, sec: opts.Secret}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -328,6 +336,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("store: migrate: %w", err)
 	}
 	if err := db.issueRegistrationCodes(ctx); err != nil {
+		return err
+	}
+	if err := db.sealClearLinks(ctx); err != nil {
 		return err
 	}
 	m, err := rivermigrate.New(db.RiverDriver(), &rivermigrate.Config{Logger: db.log})
@@ -558,11 +569,15 @@ type Queries struct {
 	c conn
 	// friendURL is the add-friend link tenants show.
 	friendURL string
+	// sec opens payment links' sealed URLs.
+	sec *secret.Secret
 }
 
 // Read returns the read methods on the read pool. Inside a write, use the
 // Tx's own Queries so that the write sees itself.
-func (db *DB) Read() *Queries { return &Queries{c: pool{db, db.read}, friendURL: db.friendURL} }
+func (db *DB) Read() *Queries {
+	return &Queries{c: pool{db, db.read}, friendURL: db.friendURL, sec: db.sec}
+}
 
 // writer runs single statements on the write pool, each with a bounded wait
 // for its connection.
@@ -674,7 +689,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 			conn.Close()
 			return nil, fmt.Errorf("store: begin: %w", err)
 		}
-		tx := &Tx{Queries: Queries{c: pg, friendURL: db.friendURL}, pg: pg, conn: conn, db: db, Now: db.now().UTC()}
+		tx := &Tx{Queries: Queries{c: pg, friendURL: db.friendURL, sec: db.sec}, pg: pg, conn: conn, db: db, Now: db.now().UTC()}
 		pg.onFail = tx.failed
 		return tx, nil
 	}
@@ -686,7 +701,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 		}
 		return nil, fmt.Errorf("store: begin: %w", err)
 	}
-	return &Tx{Queries: Queries{c: txConn{tx}, friendURL: db.friendURL}, tx: tx, conn: conn, db: db, Now: db.now().UTC()}, nil
+	return &Tx{Queries: Queries{c: txConn{tx}, friendURL: db.friendURL, sec: db.sec}, tx: tx, conn: conn, db: db, Now: db.now().UTC()}, nil
 }
 
 // Commit commits the transaction. Its jobs are inserted first; then the

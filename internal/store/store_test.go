@@ -522,7 +522,7 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 func TestConnectionWaitIsBounded(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
-		db, err := store.Open(ctx, e.DSN, store.Options{Now: e.Clock.Now, MaxConns: 1, Wait: 100 * time.Millisecond})
+		db, err := store.Open(ctx, e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, MaxConns: 1, Wait: 100 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -627,7 +627,12 @@ func (tx *Tx) RecordAttempts(ctx context.Context, recs []AttemptRecord) ([]bool,
 		}
 		values.WriteString("(" + params(len(args)+1, 7) + ")")
 		o := r.Outcome
-		args = append(args, r.Work.ID, c.attempts, ms(o.AttemptedAt.Time), o.StatusCode, o.DurationMS, o.Error, o.ResponseBody)
+		var why *string
+		if o.Error != nil {
+			s := keptText(*o.Error)
+			why = &s
+		}
+		args = append(args, r.Work.ID, c.attempts, ms(o.AttemptedAt.Time), o.StatusCode, o.DurationMS, why, keptText(o.ResponseBody))
 	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response_body)
 		VALUES `+values.String(), args...)
@@ -676,6 +681,15 @@ func (tx *Tx) RecordAttempts(ctx context.Context, recs []AttemptRecord) ([]bool,
 		return nil, err
 	}
 	return moved, nil
+}
+
+// keptText is text from outside the service (a receiver's answer, the
+// error its connection gave) as a text column of either engine keeps it:
+// invalid UTF-8 and NUL, which PostgreSQL refuses in text and SQLite would
+// cut the text at, become U+FFFD. Whatever a receiver answers, its attempt
+// is recorded.
+func keptText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // endpointHealth keeps each endpoint's record of failing after its
@@ -753,8 +767,9 @@ func params(from, n int) string {
 	return b.String()
 }
 
-// AbandonDelivery ends a pending delivery of the generation without an
-// attempt, when its endpoint is disabled.
+// AbandonDelivery ends a pending delivery of the generation as failed
+// without recording an attempt: when its endpoint is disabled, or when its
+// job's last run could not record one.
 func (tx *Tx) AbandonDelivery(ctx context.Context, id string, generation int) error {
 	_, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $1, next_attempt_at = NULL, updated_at = $2
 		WHERE id = $3 AND generation = $4 AND status = $5`, rental.DeliveryFailed, ms(tx.Now), id, generation, rental.DeliveryPending)

@@ -48,7 +48,7 @@ func newPortal(t *testing.T, e storetest.Engine) *portal {
 // database handle over the same database, and its own API server.
 func (p *portal) secondProcess() string {
 	t := p.t
-	db, err := store.Open(t.Context(), p.e.DSN, store.Options{Now: p.e.Clock.Now})
+	db, err := store.Open(t.Context(), p.e.DSN, store.Options{Secret: storetest.Secret(t), Now: p.e.Clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

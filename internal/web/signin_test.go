@@ -180,7 +180,7 @@ func TestSignIn(t *testing.T) {
 			shared = r
 		}
 		// Two processes of one deployment: one database, one throttle.
-		other, err := store.Open(t.Context(), e.DSN, store.Options{Now: e.Clock.Now})
+		other, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -120,7 +120,7 @@ func open(t testing.TB, name, dsn string) Engine {
 	t.Helper()
 	clock := NewClock()
 	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, store.Options{Now: clock.Now, AddFriendURL: AddFriendURL})
+	db, err := store.Open(ctx, dsn, store.Options{Now: clock.Now, AddFriendURL: AddFriendURL, Secret: Secret(t)})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
