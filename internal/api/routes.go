@@ -54,6 +54,8 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsWrite, nil, s.deleteBill))
 
 	s.handle("POST /v1/bills/{bill_id}/payment-link", s.endpoint(rental.ScopePaymentsWrite, nil, s.createPaymentLink))
+	s.handle("GET /v1/payment-links", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "active"), s.listPaymentLinks))
+	s.handle("GET /v1/payment-links/{payment_link_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getPaymentLink))
 	s.handle("GET /v1/payments", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "status", "created_after", "created_before"), s.listPayments))
 	s.handle("GET /v1/payments/{payment_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getPayment))
 
