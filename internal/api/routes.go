@@ -70,9 +70,9 @@ func (s *Server) routes() {
 
 	// Webhook endpoints are the application's own, per mode.
 	s.handle("GET /v1/webhook-endpoints", s.appEndpoint(rental.ScopeWebhooksManage, listQuery(), s.listEndpoints))
-	s.handle("POST /v1/webhook-endpoints", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.createEndpoint))
+	s.handle("POST /v1/webhook-endpoints", s.appWrite(rental.ScopeWebhooksManage, s.createEndpoint))
 	s.handle("GET /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.getEndpoint))
-	s.handle("PATCH /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.updateEndpoint))
+	s.handle("PATCH /v1/webhook-endpoints/{endpoint_id}", s.appWrite(rental.ScopeWebhooksManage, s.updateEndpoint))
 	s.handle("DELETE /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.deleteEndpoint))
 	s.handle("POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.rotateSecret))
 	s.handle("POST /v1/webhook-endpoints/{endpoint_id}/test", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.testEndpoint))
