@@ -58,7 +58,7 @@ type handlerFunc func(c *call) (int, any, error)
 // the idempotency key, and the handler inside one transaction that also
 // stores the idempotent response.
 func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
-	return s.adapt(scope, query, h, false)
+	return s.adapt(scope, query, h, nil, false)
 }
 
 // appEndpoint is endpoint for the application's own resources (its webhook
@@ -66,15 +66,29 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 // scope is what the key and the application allow (no landlord grants it),
 // and writes hold no landlord's lock.
 func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
-	return s.adapt(scope, query, h, true)
+	return s.adapt(scope, query, h, nil, true)
 }
 
-func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLevel bool) http.Handler {
+// prepareFunc is the part of a write that waits on the outside world (a
+// webhook URL's DNS lookup): it runs once the body is read and before the
+// write's transaction begins, so that the wait holds no database
+// connection (SQLite's one writer above all), and returns the operation to
+// run in the transaction. It sees the call without c.tx or c.q. It runs
+// also for a request whose Idempotency-Key then answers a stored response.
+type prepareFunc func(c *call) handlerFunc
+
+// appWrite is appEndpoint for a write that is prepared outside its
+// transaction (see prepareFunc).
+func (s *Server) appWrite(scope rental.Scope, prepare prepareFunc) http.Handler {
+	return s.adapt(scope, nil, nil, prepare, true)
+}
+
+func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, prepare prepareFunc, appLevel bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body onceBody // a write's body, read once for both runs
 		if kept, kc := s.keptKey(r); kc != nil {
 			header := w.Header().Clone()
-			if s.serve(w, r, scope, query, h, appLevel, &body, kept, kc) {
+			if s.serve(w, r, scope, query, h, prepare, appLevel, &body, kept, kc) {
 				return
 			}
 			// Nothing was written. Either the check could not run (no
@@ -100,7 +114,7 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, appLev
 				r = r.WithContext(ctx)
 			}
 		}
-		s.serve(w, r, scope, query, h, appLevel, &body, nil, nil)
+		s.serve(w, r, scope, query, h, prepare, appLevel, &body, nil, nil)
 	})
 }
 
@@ -129,7 +143,7 @@ func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
 // once kc confirms that the kept lookup still holds; otherwise it writes
 // nothing and returns false. What the request did on its way (a
 // per-second limit's count, a key's last use) may then count twice.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, once *onceBody, kept *store.KeyOwner, kc *store.KeyCheck) bool {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, prepare prepareFunc, appLevel bool, once *onceBody, kept *store.KeyOwner, kc *store.KeyCheck) bool {
 	var owner *store.KeyOwner
 	var cl *caller
 	noted := false
@@ -225,6 +239,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		return fail(bodyErr)
 	}
 	c.body, c.check = body, kc
+	if prepare != nil {
+		h = prepare(c)
+	}
 	resp := s.serveWrite(c, h)
 	if !held() {
 		return false

@@ -55,7 +55,7 @@ var errorCodes = []ErrorCode{
 		"Send one JSON object, UTF-8, with `Content-Type: application/json`. " + doFix},
 	{"invalid_parameter", 400, on(WhereAPI, WhereProvider), "A query parameter or body field has a value out of range or of the wrong type, or the body has a field the operation does not take; `param` names it.",
 		"Correct the field named in `param` (see the operation in /docs). " + doFix},
-	{"invalid_url", 400, on(WhereAPI, WherePages), "A webhook URL is not `https://` or not on the public internet (private, loopback and other internal addresses are refused); `param` is `url`.",
+	{"invalid_url", 400, on(WhereAPI, WherePages), "A webhook URL is not `https://` or not on the public internet (private, loopback and other internal addresses are refused, and so is a host name that resolves to one, or to no address, when the URL is registered); `param` is `url`.",
 		"Register a public `https://` URL. To try a receiver on your own machine, run the service with `--webhook-allow-loopback`."},
 	{"parameter_missing", 400, on(WhereAPI, WhereProvider), "A required field or parameter was not sent; `param` names it.",
 		"Send the field named in `param`. " + doFix},

@@ -199,7 +199,17 @@ func accountIDs(t *testing.T, h *harness, key string) map[string]owned {
 	registerTenant(t, h, tenant.id)
 	want(t, h.do(req{key: key, method: "POST", path: "/v1/messages", body: map[string]any{"tenant_id": tenant.id, "text": "hello"},
 		headers: []string{"Idempotency-Key: " + rental.NewID("idem")}}), http.StatusAccepted)
+	// A payment link of an issued bill (the sandbox's sample payments have none).
+	issued := h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued&limit=1"}).json()["data"].([]any)
+	if len(issued) == 0 {
+		t.Fatal("no issued bill")
+	}
+	link := h.do(req{key: key, method: "POST", path: "/v1/bills/" + issued[0].(map[string]any)["id"].(string) + "/payment-link"})
+	if link.status != http.StatusCreated && link.status != http.StatusOK {
+		t.Fatalf("payment link: %d %s", link.status, link.body)
+	}
 	return map[string]owned{
+		"payment_link_id": {id: link.data()["id"].(string), key: key},
 		"notification_id": first("/v1/notifications"),
 		"property_id":     first("/v1/properties"),
 		"room_id":         room,

@@ -27,6 +27,7 @@ import (
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/web"
+	"rentapi/internal/webhook/webhooktest"
 )
 
 // The payment provider every test server takes confirmations from.
@@ -75,11 +76,14 @@ func newHarness(t *testing.T, e storetest.Engine, opts ...func(*api.Config)) *ha
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.Guard.Resolver == nil { // no test asks real DNS
+		cfg.Guard.Resolver = webhooktest.Internet(t)
+	}
 	srv, err := api.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs.Config.Handler = web.New(web.Config{DB: e.DB, Log: cfg.Log}, srv)
+	hs.Config.Handler = web.New(web.Config{DB: e.DB, Log: cfg.Log, Guard: cfg.Guard}, srv)
 	hs.Start()
 	return &harness{t: t, e: e, sec: cfg.Secret, srv: srv, url: hs.URL}
 }

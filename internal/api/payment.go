@@ -28,6 +28,35 @@ func (s *Server) createPaymentLink(c *call) (int, any, error) {
 	return http.StatusOK, data{l}, nil
 }
 
+var linkPosition = position(func(l rental.PaymentLink) rental.Time { return l.CreatedAt }, func(l rental.PaymentLink) string { return l.ID })
+
+func (s *Server) listPaymentLinks(c *call) (int, any, error) {
+	q := c.params
+	var f store.PaymentLinkFilter
+	var err error
+	if f.BillID, err = queryID(q, "bill_id"); err != nil {
+		return 0, nil, err
+	}
+	active, err := queryEnum(q, "active", "true", "false")
+	if err != nil {
+		return 0, nil, err
+	}
+	if active != "" {
+		b := active == "true"
+		f.Active = &b
+	}
+	p, err := s.newPager(c, "bill_id", "active")
+	if err != nil {
+		return 0, nil, err
+	}
+	items, more, err := c.q.ListPaymentLinks(c.ctx, c.acct(), f, p.page)
+	return listed(s, p, linkPosition, items, more, err)
+}
+
+func (s *Server) getPaymentLink(c *call) (int, any, error) {
+	return found(c.q.GetPaymentLink(c.ctx, c.acct(), c.r.PathValue("payment_link_id")))
+}
+
 func (s *Server) listPayments(c *call) (int, any, error) {
 	q := c.params
 	var f store.PaymentFilter

@@ -683,3 +683,107 @@ func TestSimulatedPaymentUsesTheOpenQR(t *testing.T) {
 		}
 	})
 }
+
+// Payment links can be read back, one or a page, active or not, with the
+// URL the create call returned; the filters and the common list
+// parameters work and bad values are 400s naming the parameter.
+func TestPaymentLinksReadBack(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanPro)
+		key := h.testKey(f)
+		var issued []map[string]any
+		for _, it := range h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued&order=asc"}).json()["data"].([]any) {
+			issued = append(issued, it.(map[string]any))
+		}
+		if len(issued) < 2 {
+			t.Fatalf("%d issued sample bills", len(issued))
+		}
+		made := map[string]map[string]any{}
+		for _, b := range issued[:2] {
+			res := h.do(req{key: key, method: "POST", path: "/v1/bills/" + b["id"].(string) + "/payment-link"})
+			want(t, res, http.StatusCreated)
+			made[b["id"].(string)] = res.data()
+		}
+		first, second := made[issued[0]["id"].(string)], made[issued[1]["id"].(string)]
+
+		// One link, exactly as created.
+		reader := h.testKey(f, rental.ScopePaymentsRead)
+		got := h.do(req{key: reader, method: "GET", path: "/v1/payment-links/" + first["id"].(string)})
+		want(t, got, http.StatusOK)
+		if fmt.Sprint(got.data()) != fmt.Sprint(first) {
+			t.Fatalf("read back %v\ncreated %v", got.data(), first)
+		}
+		ids := func(query string) []string {
+			t.Helper()
+			res := h.do(req{key: reader, method: "GET", path: "/v1/payment-links" + query})
+			want(t, res, http.StatusOK)
+			var out []string
+			for _, it := range res.json()["data"].([]any) {
+				out = append(out, it.(map[string]any)["id"].(string))
+			}
+			return out
+		}
+		both := fmt.Sprint([]string{second["id"].(string), first["id"].(string)})
+		if got := ids(""); fmt.Sprint(got) != both {
+			t.Fatalf("list %v, want newest first %v", got, both)
+		}
+		if got := ids("?order=asc&active=true"); fmt.Sprint(got) != fmt.Sprint([]string{first["id"].(string), second["id"].(string)}) {
+			t.Fatalf("active, oldest first: %v", got)
+		}
+		if got := ids("?bill_id=" + issued[1]["id"].(string)); fmt.Sprint(got) != fmt.Sprint([]string{second["id"].(string)}) {
+			t.Fatalf("bill filter: %v", got)
+		}
+		if got := ids("?active=false"); len(got) != 0 {
+			t.Fatalf("inactive before any payment: %v", got)
+		}
+		// Pages of one, with the cursor.
+		page := h.do(req{key: reader, method: "GET", path: "/v1/payment-links?limit=1"}).json()
+		pg := page["pagination"].(map[string]any)
+		if pg["has_more"] != true || page["data"].([]any)[0].(map[string]any)["id"] != second["id"] {
+			t.Fatalf("first page %v", page)
+		}
+		if got := ids("?limit=1&cursor=" + pg["next_cursor"].(string)); fmt.Sprint(got) != fmt.Sprint([]string{first["id"].(string)}) {
+			t.Fatalf("second page %v", got)
+		}
+
+		// Paying the bill turns its link inactive, and it still reads back.
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/test-helpers/payments", body: map[string]any{"bill_id": issued[0]["id"], "outcome": "paid"}}), http.StatusOK)
+		paid := h.do(req{key: reader, method: "GET", path: "/v1/payment-links/" + first["id"].(string)}).data()
+		if paid["active"] != false || paid["amount"] != 0.0 || paid["url"] != first["url"] || paid["bill_id"] != issued[0]["id"] {
+			t.Fatalf("paid bill's link %v", paid)
+		}
+		if got := ids("?active=false"); fmt.Sprint(got) != fmt.Sprint([]string{first["id"].(string)}) {
+			t.Fatalf("inactive: %v", got)
+		}
+		if got := ids("?active=true"); fmt.Sprint(got) != fmt.Sprint([]string{second["id"].(string)}) {
+			t.Fatalf("active: %v", got)
+		}
+
+		// Refusals: bad filters, unknown IDs, another account's link, scopes.
+		for _, tc := range []struct{ query, code, param string }{
+			{"?active=yes", "invalid_parameter", "active"},
+			{"?active=", "invalid_parameter", "active"},
+			{"?bill_id=bill%20x", "invalid_parameter", "bill_id"},
+			{"?status=paid", "unknown_parameter", "status"},
+			{"?limit=0", "invalid_parameter", "limit"},
+			{"?cursor=nonsense", "invalid_cursor", "cursor"},
+		} {
+			res := h.do(req{key: reader, method: "GET", path: "/v1/payment-links" + tc.query})
+			want(t, res, http.StatusBadRequest, tc.code)
+			if res.errField("param") != tc.param {
+				t.Errorf("%s: param %q, want %q", tc.query, res.errField("param"), tc.param)
+			}
+		}
+		want(t, h.do(req{key: reader, method: "GET", path: "/v1/payment-links/plink_000000000000000000000000"}), http.StatusNotFound, "resource_not_found")
+		want(t, h.do(req{key: reader, method: "GET", path: "/v1/payment-links/not%20an%20id"}), http.StatusNotFound, "resource_not_found")
+		other := h.testKey(h.fixture(rental.PlanPro))
+		want(t, h.do(req{key: other, method: "GET", path: "/v1/payment-links/" + first["id"].(string)}), http.StatusNotFound, "resource_not_found")
+		if got := h.do(req{key: other, method: "GET", path: "/v1/payment-links?bill_id=" + issued[0]["id"].(string)}).json()["data"].([]any); len(got) != 0 {
+			t.Fatalf("another application sees %v", got)
+		}
+		billsOnly := h.testKey(f, rental.ScopeBillsRead)
+		want(t, h.do(req{key: billsOnly, method: "GET", path: "/v1/payment-links"}), http.StatusForbidden, "insufficient_scope")
+		want(t, h.do(req{key: billsOnly, method: "GET", path: "/v1/payment-links/" + first["id"].(string)}), http.StatusForbidden, "insufficient_scope")
+	})
+}

@@ -54,6 +54,8 @@ func (s *Server) routes() {
 	s.handle("DELETE /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsWrite, nil, s.deleteBill))
 
 	s.handle("POST /v1/bills/{bill_id}/payment-link", s.endpoint(rental.ScopePaymentsWrite, nil, s.createPaymentLink))
+	s.handle("GET /v1/payment-links", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "active"), s.listPaymentLinks))
+	s.handle("GET /v1/payment-links/{payment_link_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getPaymentLink))
 	s.handle("GET /v1/payments", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "status", "created_after", "created_before"), s.listPayments))
 	s.handle("GET /v1/payments/{payment_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getPayment))
 
@@ -68,9 +70,9 @@ func (s *Server) routes() {
 
 	// Webhook endpoints are the application's own, per mode.
 	s.handle("GET /v1/webhook-endpoints", s.appEndpoint(rental.ScopeWebhooksManage, listQuery(), s.listEndpoints))
-	s.handle("POST /v1/webhook-endpoints", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.createEndpoint))
+	s.handle("POST /v1/webhook-endpoints", s.appWrite(rental.ScopeWebhooksManage, s.createEndpoint))
 	s.handle("GET /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.getEndpoint))
-	s.handle("PATCH /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.updateEndpoint))
+	s.handle("PATCH /v1/webhook-endpoints/{endpoint_id}", s.appWrite(rental.ScopeWebhooksManage, s.updateEndpoint))
 	s.handle("DELETE /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.deleteEndpoint))
 	s.handle("POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.rotateSecret))
 	s.handle("POST /v1/webhook-endpoints/{endpoint_id}/test", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.testEndpoint))

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"rentapi/internal/rental"
@@ -15,8 +16,9 @@ var errEndpointDisabled = rental.Errorf(rental.KindConflict, "webhook_endpoint_d
 	"The webhook endpoint is disabled; enable it (PATCH with status 'enabled') first.")
 
 // endpointChange reads a create or update body and checks it with the
-// rules the portal's forms share.
-func (s *Server) endpointChange(body []byte, create bool) (rental.EndpointSpec, error) {
+// rules the portal's forms share, the guard's lookup of the URL's host
+// name included.
+func (s *Server) endpointChange(ctx context.Context, body []byte, create bool) (rental.EndpointSpec, error) {
 	var ch rental.EndpointChange
 	allowed := []string{"url", "enabled_events", "description"}
 	if !create {
@@ -37,19 +39,23 @@ func (s *Server) endpointChange(body []byte, create bool) (rental.EndpointSpec, 
 	if err != nil {
 		return rental.EndpointSpec{}, err
 	}
-	return ch.Check(create, s.guard.Check)
+	return ch.Check(create, s.guard.CheckFunc(ctx))
 }
 
-func (s *Server) createEndpoint(c *call) (int, any, error) {
-	spec, err := s.endpointChange(c.body, true)
-	if err != nil {
-		return 0, nil, err
+// createEndpoint judges the body, the URL's DNS lookup included, before the
+// transaction that creates the endpoint.
+func (s *Server) createEndpoint(c *call) handlerFunc {
+	spec, err := s.endpointChange(c.ctx, c.body, true)
+	return func(c *call) (int, any, error) {
+		if err != nil {
+			return 0, nil, err
+		}
+		e, err := c.tx.CreateEndpoint(c.ctx, &c.caller.key.App, c.caller.mode, spec, s.secret)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusCreated, data{e}, nil
 	}
-	e, err := c.tx.CreateEndpoint(c.ctx, &c.caller.key.App, c.caller.mode, spec, s.secret)
-	if err != nil {
-		return 0, nil, err
-	}
-	return http.StatusCreated, data{e}, nil
 }
 
 func (s *Server) listEndpoints(c *call) (int, any, error) {
@@ -65,13 +71,17 @@ func (s *Server) getEndpoint(c *call) (int, any, error) {
 	return found(c.q.GetEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id")))
 }
 
-func (s *Server) updateEndpoint(c *call) (int, any, error) {
-	spec, err := s.endpointChange(c.body, false)
-	if err != nil {
-		return 0, nil, err
+// updateEndpoint judges the body, a new URL's DNS lookup included, before
+// the transaction that changes the endpoint.
+func (s *Server) updateEndpoint(c *call) handlerFunc {
+	spec, err := s.endpointChange(c.ctx, c.body, false)
+	return func(c *call) (int, any, error) {
+		if err != nil {
+			return 0, nil, err
+		}
+		spec.DisabledReason = "Disabled through the API."
+		return found(c.tx.UpdateEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"), spec))
 	}
-	spec.DisabledReason = "Disabled through the API."
-	return found(c.tx.UpdateEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"), spec))
 }
 
 func (s *Server) deleteEndpoint(c *call) (int, any, error) {

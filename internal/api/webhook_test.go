@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -28,6 +29,7 @@ import (
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/webhook"
+	"rentapi/internal/webhook/webhooktest"
 )
 
 // received is one request that reached the receiver.
@@ -772,6 +774,94 @@ func TestWebhookSecretRotation(t *testing.T) {
 		after := test()
 		if !slices.Equal(after.verified, []int{0}) {
 			t.Fatalf("after the overlap: signatures verified by %v (want only new): %s", after.verified, after.header.Get("X-Service-Signature"))
+		}
+	})
+}
+
+// A URL's host name is resolved when it is registered or changed: a name
+// of a private or loopback address, or of none, is 400 invalid_url with
+// the reason, and nothing is made or changed.
+func TestWebhookURLResolvedAtRegistration(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanPro)
+		key := h.testKey(f)
+		create := func(url string) *result {
+			return h.do(req{key: key, method: "POST", path: "/v1/webhook-endpoints", body: map[string]any{"url": url, "enabled_events": []string{"*"}}})
+		}
+		for url, says := range map[string]string{
+			"https://private.example.com/hook":       "resolves to 10.0.0.5, which is not a public internet address",
+			"https://loopback.example.com:8443/hook": "resolves to 127.0.0.1",
+			"https://nowhere.example.com/hook":       "nowhere.example.com does not resolve",
+		} {
+			res := create(url)
+			want(t, res, http.StatusBadRequest, "invalid_url")
+			if res.errField("param") != "url" || !strings.Contains(res.errField("message"), says) {
+				t.Errorf("%s: %s", url, res.body)
+			}
+		}
+		list := h.do(req{key: key, method: "GET", path: "/v1/webhook-endpoints"})
+		if n := len(list.json()["data"].([]any)); n != 0 {
+			t.Fatalf("%d endpoints made from refused URLs", n)
+		}
+		res := create("https://hooks.example.com/hook")
+		want(t, res, http.StatusCreated)
+		id := res.data()["id"].(string)
+		patch := h.do(req{key: key, method: "PATCH", path: "/v1/webhook-endpoints/" + id, body: map[string]any{"url": "https://private.example.com/hook"}})
+		want(t, patch, http.StatusBadRequest, "invalid_url")
+		if got := h.do(req{key: key, method: "GET", path: "/v1/webhook-endpoints/" + id}).data()["url"]; got != "https://hooks.example.com/hook" {
+			t.Fatalf("a refused change made the URL %v", got)
+		}
+		// With loopback receivers allowed, a name of a loopback address is
+		// one, as the address itself is; a private one is still refused.
+		lo := newHarness(t, e, func(c *api.Config) { c.Guard = webhook.Guard{AllowLoopback: true} })
+		want(t, lo.do(req{key: lo.testKey(f), method: "POST", path: "/v1/webhook-endpoints",
+			body: map[string]any{"url": "https://loopback.example.com/hook", "enabled_events": []string{"*"}}}), http.StatusCreated)
+		want(t, lo.do(req{key: lo.testKey(f), method: "POST", path: "/v1/webhook-endpoints",
+			body: map[string]any{"url": "https://private.example.com/hook", "enabled_events": []string{"*"}}}), http.StatusBadRequest, "invalid_url")
+	})
+}
+
+// The lookup runs before the write's transaction: while a registration
+// waits on a slow DNS server, other writes go on (on SQLite, one
+// connection writes for the whole process).
+func TestWebhookURLLookupHoldsNoWriter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		entered, release := make(chan struct{}, 8), make(chan struct{})
+		dns := webhooktest.Internet(t)
+		slow := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			entered <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return dns.Dial(ctx, network, addr)
+		}}
+		h := newHarness(t, e, func(c *api.Config) { c.Guard = webhook.Guard{Resolver: slow} })
+		f := h.fixture(rental.PlanPro)
+		key := h.testKey(f)
+		done := make(chan *result, 1)
+		go func() {
+			res, err := h.send(req{key: key, method: "POST", path: "/v1/webhook-endpoints", body: map[string]any{"url": "https://hooks.example.com/hook", "enabled_events": []string{"*"}}})
+			if err != nil {
+				res = &result{body: []byte(err.Error())}
+			}
+			done <- res
+		}()
+		select {
+		case <-entered:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the registration never asked DNS")
+		}
+		start := time.Now()
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Written meanwhile")}), http.StatusCreated)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("a write took %s while a registration waited on DNS", d)
+		}
+		close(release)
+		if res := <-done; res.status != http.StatusCreated {
+			t.Fatalf("registration: %d %s", res.status, res.body)
 		}
 	})
 }

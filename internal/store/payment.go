@@ -204,6 +204,44 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 	return &l, true, nil
 }
 
+// linkRows reads the landlord's payment links as linkColumns shows them, as
+// a table whose columns a page's conditions can name unqualified (id,
+// bill_id, active, created_at...): the bill joined for the amount would
+// make those ambiguous.
+const linkRows = `SELECT * FROM (SELECT ` + linkColumns + ` FROM payment_links l JOIN bills b ON b.id = l.bill_id
+	WHERE l.landlord_id = $1) pl WHERE TRUE`
+
+// scanLinkRow is scanLink for one and list. A link read back may be one
+// whose bill was paid more than its total: it owes nothing, not less.
+func (q *Queries) scanLinkRow(sc *scanner, l *rental.PaymentLink) error {
+	err := q.scanLink(sc, l)
+	l.Amount = max(l.Amount, 0)
+	return err
+}
+
+// GetPaymentLink returns a payment link of the account's landlord, active or
+// not, as CreatePaymentLink returned it.
+func (q *Queries) GetPaymentLink(ctx context.Context, acct *rental.Account, id string) (*rental.PaymentLink, error) {
+	return one(ctx, q, "payment_link", id, linkRows+` AND id = $2`, []any{acct.LandlordID, id}, q.scanLinkRow)
+}
+
+// PaymentLinkFilter narrows a payment link list: one bill's links, and only
+// the active (or only the inactive) ones when Active is set.
+type PaymentLinkFilter struct {
+	BillID string
+	Active *bool
+}
+
+// ListPaymentLinks returns a page of the account's payment links.
+func (q *Queries) ListPaymentLinks(ctx context.Context, acct *rental.Account, f PaymentLinkFilter, p Page) ([]rental.PaymentLink, bool, error) {
+	w := &where{sql: linkRows, args: []any{acct.LandlordID}}
+	w.and("bill_id = ?", f.BillID)
+	if f.Active != nil {
+		w.and("active = ?", *f.Active)
+	}
+	return list(ctx, q, w.sql, w.args, p, q.scanLinkRow)
+}
+
 const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_paid,
 	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id),
 	(SELECT url_sealed FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at`

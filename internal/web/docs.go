@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"rentapi"
 	"rentapi/internal/api"
 	"rentapi/internal/rental"
 	"rentapi/internal/webhook"
@@ -25,7 +26,7 @@ var examples embed.FS
 // docsArea is the documentation: public pages, with links to each other in
 // the bar instead of a person's menu.
 var docsArea = area{Base: "/docs", NameTH: "เอกสาร API", NameEN: "API documentation",
-	Links: []navItem{{"/docs", "อ้างอิง", "Reference"}, {"/docs/errors", "ข้อผิดพลาด", "Errors"}, {"/docs/webhooks", "เว็บฮุก", "Webhooks"}}}
+	Links: []navItem{{"/docs", "อ้างอิง", "Reference"}, {"/docs/errors", "ข้อผิดพลาด", "Errors"}, {"/docs/webhooks", "เว็บฮุก", "Webhooks"}, {"/docs/changelog", "การเปลี่ยนแปลง", "Changelog"}}}
 
 // homeArea is the landing page and the not-found page of paths that are
 // nobody's.
@@ -171,9 +172,10 @@ func newErrorGroups() []errorGroup {
 
 // docs holds the documentation pages' content, read once at start.
 type docs struct {
-	ref      *reference
-	errors   []errorGroup
-	webhooks webhookDocs
+	ref       *reference
+	errors    []errorGroup
+	webhooks  webhookDocs
+	changelog *changelog
 }
 
 // loadDocs reads the documentation once per process: it is the same for
@@ -190,7 +192,11 @@ func newDocs() (*docs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &docs{ref: ref, errors: newErrorGroups(), webhooks: hooks}, nil
+	cl, err := newChangelog(rentapi.Changelog)
+	if err != nil {
+		return nil, err
+	}
+	return &docs{ref: ref, errors: newErrorGroups(), webhooks: hooks, changelog: cl}, nil
 }
 
 // docsRoutes registers the landing page and the documentation.
@@ -206,6 +212,9 @@ func (s *site) docsRoutes(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /docs/webhooks", func(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "docs_webhooks", page{Area: docsArea, Wide: true, Data: s.docs.webhooks})
+	})
+	mux.HandleFunc("GET /docs/changelog", func(w http.ResponseWriter, r *http.Request) {
+		s.render(w, r, http.StatusOK, "docs_changelog", page{Area: docsArea, Wide: true, Data: s.docs.changelog})
 	})
 	mux.HandleFunc("/docs/", s.notFound)
 }

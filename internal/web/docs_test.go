@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"go.yaml.in/yaml/v3"
 
+	"rentapi"
 	"rentapi/internal/api"
 	"rentapi/internal/rental"
 	"rentapi/internal/webhook"
@@ -247,6 +249,66 @@ func TestWebhookPage(t *testing.T) {
 	}
 }
 
+// /docs/changelog shows CHANGELOG.md, the file in the repository itself
+// (embedded in the binary): every date as a section, every change's words,
+// with code spans as code; the reference links to it, as every docs page's
+// bar does.
+func TestChangelogPage(t *testing.T) {
+	md, err := os.ReadFile("../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(md) != rentapi.Changelog {
+		t.Fatal("the embedded changelog is not CHANGELOG.md")
+	}
+	base, _ := service(t)
+	status, ctype, body := get(t, base, "/docs/changelog", browserAccept)
+	if status != 200 || !strings.HasPrefix(ctype, "text/html") {
+		t.Fatalf("GET /docs/changelog: %d %s", status, ctype)
+	}
+	text := html.UnescapeString(strings.Join(strings.Fields(regexp.MustCompile(`<[^>]+>`).ReplaceAllString(body, " ")), " "))
+	var dates, items []string
+	var item []string
+	for _, line := range append(strings.Split(string(md), "\n"), "") {
+		if len(item) > 0 && !strings.HasPrefix(line, "  ") {
+			items = append(items, strings.Join(strings.Fields(strings.Join(item, " ")), " "))
+			item = nil
+		}
+		switch {
+		case strings.HasPrefix(line, "## "):
+			dates = append(dates, strings.TrimPrefix(line, "## "))
+		case strings.HasPrefix(line, "- "):
+			item = []string{line[2:]}
+		case strings.HasPrefix(line, "  ") && item != nil:
+			item = append(item, line)
+		}
+	}
+	if len(dates) < 3 || len(items) < 10 || !slices.Contains(dates, "2026-11-25") {
+		t.Fatalf("CHANGELOG.md: dates %v, %d changes", dates, len(items))
+	}
+	for _, d := range dates {
+		if !strings.Contains(body, `id="`+d+`"`) {
+			t.Errorf("date %s has no section", d)
+		}
+	}
+	for _, it := range items {
+		plain := strings.NewReplacer("`", "", "**", "").Replace(it)
+		// Tags become spaces: a code span followed by a comma reads "x ,".
+		if !strings.Contains(strings.ReplaceAll(text, " ", ""), strings.ReplaceAll(plain, " ", "")) {
+			t.Errorf("the page does not show %q", plain)
+		}
+	}
+	if !strings.Contains(body, "<code>GET /v1/payment-links/{payment_link_id}</code>") ||
+		!strings.Contains(body, `<a href="/docs/errors#invalid_url"><code>invalid_url</code></a>`) {
+		t.Error("code spans are not code, or an error code is not linked to its section")
+	}
+	for _, p := range []string{"/docs", "/docs/errors", "/docs/webhooks"} {
+		if _, _, page := get(t, base, p, browserAccept); !strings.Contains(page, `href="/docs/changelog"`) {
+			t.Errorf("%s does not link the changelog", p)
+		}
+	}
+}
+
 // readmeBlock is the first fenced block of the language in the README's
 // "Receiving webhooks" section.
 func readmeBlock(t *testing.T, lang string) string {
@@ -403,6 +465,7 @@ func TestDocsInChromium(t *testing.T) {
 		{"/docs", "docs", "#createProperty", []string{"", "#createProperty", "#createMeterReading"}},
 		{"/docs/errors", "docs-errors", "#idempotency_in_progress", []string{"", "#retries", "#invalid_parameter"}},
 		{"/docs/webhooks", "docs-webhooks", "#verify", []string{"", "#headers", "#verify", "#retries"}},
+		{"/docs/changelog", "docs-changelog", "main section.card", nil},
 		{"/nothing-here", "not-found", "main", nil},
 	} {
 		if err := chromedp.Do(ctx, chromedp.Navigate(base+p.path), chromedp.WaitVisible(p.wait)); err != nil {

@@ -396,25 +396,31 @@ func renderMarkdown(s string, codes map[string]bool) template.HTML {
 	}
 	var b strings.Builder
 	for _, para := range paragraphs.Split(s, -1) {
-		text := strings.Join(strings.Fields(para), " ")
 		b.WriteString("<p>")
-		last := 0
-		for _, m := range inline.FindAllStringSubmatchIndex(text, -1) {
-			b.WriteString(template.HTMLEscapeString(text[last:m[0]]))
-			if m[2] >= 0 {
-				b.WriteString("<strong>" + template.HTMLEscapeString(text[m[2]:m[3]]) + "</strong>")
-			} else {
-				code := text[m[4]:m[5]]
-				if codes[code] {
-					b.WriteString(`<a href="` + api.ErrorDocsPath + "#" + code + `"><code>` + template.HTMLEscapeString(code) + "</code></a>")
-				} else {
-					b.WriteString("<code>" + template.HTMLEscapeString(code) + "</code>")
-				}
-			}
-			last = m[1]
-		}
-		b.WriteString(template.HTMLEscapeString(text[last:]))
+		writeInline(&b, strings.Join(strings.Fields(para), " "), codes)
 		b.WriteString("</p>")
 	}
 	return template.HTML(b.String())
+}
+
+// writeInline writes one run of text with its **strong** and `code` spans;
+// a code span that is an error code links to its section of the error
+// page. Everything else is escaped.
+func writeInline(b *strings.Builder, text string, codes map[string]bool) {
+	last := 0
+	for _, m := range inline.FindAllStringSubmatchIndex(text, -1) {
+		b.WriteString(template.HTMLEscapeString(text[last:m[0]]))
+		if m[2] >= 0 {
+			b.WriteString("<strong>" + template.HTMLEscapeString(text[m[2]:m[3]]) + "</strong>")
+		} else {
+			code := text[m[4]:m[5]]
+			if codes[code] {
+				b.WriteString(`<a href="` + api.ErrorDocsPath + "#" + code + `"><code>` + template.HTMLEscapeString(code) + "</code></a>")
+			} else {
+				b.WriteString("<code>" + template.HTMLEscapeString(code) + "</code>")
+			}
+		}
+		last = m[1]
+	}
+	b.WriteString(template.HTMLEscapeString(text[last:]))
 }

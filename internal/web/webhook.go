@@ -234,7 +234,7 @@ func (s *site) handleCreateEndpoint() http.HandlerFunc {
 		}
 		f := readEndpointForm(r)
 		var e *rental.WebhookEndpoint
-		spec, err := f.change().Check(true, s.guard.Check)
+		spec, err := f.change().Check(true, s.guard.CheckFunc(r.Context()))
 		if err == nil {
 			err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
 				e, err = tx.CreateEndpoint(r.Context(), hk.App, hk.Mode, spec, s.secret)
@@ -290,7 +290,7 @@ func (s *site) handleUpdateEndpoint() http.HandlerFunc {
 			return
 		}
 		f := readEndpointForm(r)
-		spec, err := f.change().Check(false, s.guard.Check)
+		spec, err := f.change().Check(false, s.guard.CheckFunc(r.Context()))
 		if err == nil {
 			err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
 				_, err := tx.UpdateEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID, spec)
@@ -318,7 +318,7 @@ func (s *site) handleEndpointStatus() http.HandlerFunc {
 			return
 		}
 		status := r.PostForm.Get("status")
-		spec, err := rental.EndpointChange{Status: rental.Of(status)}.Check(false, s.guard.Check)
+		spec, err := rental.EndpointChange{Status: rental.Of(status)}.Check(false, s.guard.CheckFunc(r.Context()))
 		spec.DisabledReason = "Disabled in the developer portal."
 		if err == nil {
 			err = s.db.InTx(r.Context(), func(tx *store.Tx) error {

@@ -20,21 +20,24 @@ import (
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/web"
 	"rentapi/internal/webhook"
+	"rentapi/internal/webhook/webhooktest"
 )
 
 // hookSite serves the API and the pages over the engine's database, with
-// the server secret and the strict webhook guard (public https only).
+// the server secret and the strict webhook guard (public https only), whose
+// names resolve on webhooktest's Internet.
 func hookSite(t *testing.T, e storetest.Engine) *httptest.Server {
 	t.Helper()
 	hs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(hs.Close)
 	base := "http://" + hs.Listener.Addr().String()
 	sec := storetest.Secret(t)
-	srv, err := api.NewServer(api.Config{DB: e.DB, Secret: sec, PublicURL: base})
+	guard := webhook.Guard{Resolver: webhooktest.Internet(t)}
+	srv, err := api.NewServer(api.Config{DB: e.DB, Secret: sec, PublicURL: base, Guard: guard})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs.Config.Handler = web.New(web.Config{DB: e.DB, PublicURL: base, Secret: sec, Guard: webhook.Guard{}}, srv)
+	hs.Config.Handler = web.New(web.Config{DB: e.DB, PublicURL: base, Secret: sec, Guard: guard}, srv)
 	hs.Start()
 	return hs
 }
@@ -353,6 +356,10 @@ func TestWebhookPortalRefusals(t *testing.T) {
 			{"https://127.0.0.1:8443/in", "--webhook-allow-loopback"},
 			{"https://intranet.corp/in", "private or reserved name"},
 			{"hooks.example.com", "absolute https:// URL"},
+			// Names are resolved as they are registered.
+			{"https://private.example.com/in", "resolves to 10.0.0.5, which is not a public internet address"},
+			{"https://loopback.example.com/in", "--webhook-allow-loopback"},
+			{"https://nowhere.example.com/in", "nowhere.example.com does not resolve"},
 		} {
 			p := dev.post(dev.hooks, url.Values{"url": {c.url}, "enabled_events": {"bill.created"}, "description": {"kept <here>"}})
 			wantPage(t, p, http.StatusBadRequest, "ใช้ URL นี้ไม่ได้", c.says, `value="`+c.url+`"`, "kept &lt;here&gt;", `value="bill.created" checked`)
@@ -362,6 +369,11 @@ func TestWebhookPortalRefusals(t *testing.T) {
 		}
 		edit := dev.post(dev.hooks+"/"+ep.ID, url.Values{"url": {"http://mine.example.com/"}, "enabled_events": {"*"}})
 		wantPage(t, edit, http.StatusBadRequest, "must use https://", `value="http://mine.example.com/"`)
+		edit = dev.post(dev.hooks+"/"+ep.ID, url.Values{"url": {"https://private.example.com/"}, "enabled_events": {"*"}})
+		wantPage(t, edit, http.StatusBadRequest, "resolves to 10.0.0.5", `value="https://private.example.com/"`)
+		if got := dev.endpoints(t, rental.ModeTest)[0]; got.URL != "https://mine.example.com/" {
+			t.Fatalf("a refused edit changed the URL to %s", got.URL)
+		}
 
 		// The free plan's two endpoints (test and live together); the third is refused.
 		wantPage(t, dev.post(dev.hooks, url.Values{"url": {"https://two.example.com/"}, "enabled_events": {"*"}}), http.StatusCreated)

@@ -5,6 +5,7 @@
 package webhook
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -13,16 +14,27 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Guard decides which addresses deliveries may reach. The zero value admits
-// only public internet addresses over HTTPS.
+// only public internet addresses over HTTPS, and resolves names with the
+// system's resolver.
 type Guard struct {
 	// AllowLoopback admits http:// and https:// URLs on loopback addresses,
 	// for receivers on the developer's own machine and for tests. The
 	// operator turns it on with --webhook-allow-loopback; never in production.
 	AllowLoopback bool
+	// Resolver looks up a URL's host name when the URL is registered, so
+	// that a name of a private address is refused then rather than failing
+	// at every delivery; nil is the system's. Deliveries resolve again
+	// through their Sender's own resolver, and the guard judges the address
+	// they connect to. Tests give one that asks their own DNS server.
+	Resolver *net.Resolver
 }
+
+// ResolveTimeout bounds the DNS lookup of a URL being registered.
+const ResolveTimeout = 5 * time.Second
 
 // ErrRefused marks an address the guard does not let a delivery reach.
 var ErrRefused = errors.New("webhook: address refused")
@@ -128,10 +140,13 @@ func (g Guard) control(network, address string, _ syscall.RawConn) error {
 
 // Check validates a webhook URL when it is registered: https (or http to a
 // loopback address when allowed), a host that is a public IP literal or a
-// plausible public DNS name, no credentials, and no number in a form that a
-// resolver might read as an IP address. It returns the URL as it will be
-// used, or an error saying what is wrong.
-func (g Guard) Check(raw string) (string, error) {
+// public DNS name that resolves, now, only to addresses the guard allows,
+// no credentials, and no number in a form that a resolver might read as an
+// IP address. It returns the URL as it will be used, or an error saying
+// what is wrong. A name is looked up (within ResolveTimeout) only once
+// everything else holds; the address is checked again at every delivery,
+// since what a name resolves to can change.
+func (g Guard) Check(ctx context.Context, raw string) (string, error) {
 	if len(raw) > 2048 {
 		return "", errors.New("the URL is longer than 2048 characters")
 	}
@@ -175,7 +190,42 @@ func (g Guard) Check(raw string) (string, error) {
 	if err := publicName(host); err != nil {
 		return "", fmt.Errorf("%w%s", err, hint)
 	}
+	if err := g.resolve(ctx, host); err != nil {
+		return "", err
+	}
 	return u.String(), nil
+}
+
+// CheckFunc is Check under ctx, as rental.EndpointChange.Check takes it: the
+// API and the developer portal judge URLs with it alike.
+func (g Guard) CheckFunc(ctx context.Context) func(string) (string, error) {
+	return func(raw string) (string, error) { return g.Check(ctx, raw) }
+}
+
+// resolve looks host up and refuses it unless it has addresses and the
+// guard allows every one: a delivery may connect to any of them.
+func (g Guard) resolve(ctx context.Context, host string) error {
+	r := g.Resolver
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, ResolveTimeout)
+	defer cancel()
+	addrs, err := r.LookupNetIP(ctx, "ip", host)
+	var dnsErr *net.DNSError
+	switch {
+	case err == nil && len(addrs) == 0, errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		return fmt.Errorf("the host name %s does not resolve: DNS has no address for it; register a name that resolves to the receiver's public address", host)
+	case err != nil:
+		return fmt.Errorf("the host name %s could not be resolved now (the DNS lookup failed or timed out); check the name and try again", host)
+	}
+	for _, a := range addrs {
+		if !g.allowed(a) {
+			return fmt.Errorf("the host name %s resolves to %s, which is not a public internet address (private, loopback, link-local, CGNAT, multicast, reserved or documentation addresses are refused)%s",
+				host, a.Unmap(), g.localHint(a.String(), a, true))
+		}
+	}
+	return nil
 }
 
 // localHint is what a refusal of a receiver on the developer's own machine

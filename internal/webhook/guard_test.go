@@ -4,8 +4,8 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"rentapi/internal/webhook"
+	"rentapi/internal/webhook/webhooktest"
 )
 
 // Every one of these is refused when it is registered.
@@ -70,9 +71,10 @@ var hostile = []string{
 }
 
 func TestCheckRefusesHostileURLs(t *testing.T) {
-	var g webhook.Guard
+	// Every name resolves to a public address: each refusal is the URL's own.
+	g := webhook.Guard{Resolver: dnsServer(t, webhooktest.PublicAddr)}
 	for _, u := range hostile {
-		if got, err := g.Check(u); err == nil {
+		if got, err := g.Check(t.Context(), u); err == nil {
 			t.Errorf("Check(%q) = %q, want refused", u, got)
 		}
 	}
@@ -82,7 +84,7 @@ func TestCheckRefusesHostileURLs(t *testing.T) {
 }
 
 func TestCheckAdmitsPublicURLs(t *testing.T) {
-	var g webhook.Guard
+	g := webhook.Guard{Resolver: dnsServer(t, webhooktest.PublicAddr)}
 	for _, u := range []string{
 		"https://hooks.example.com/webhook",
 		"https://hooks.example.com:8443/rentapi?source=rentapi",
@@ -90,19 +92,19 @@ func TestCheckAdmitsPublicURLs(t *testing.T) {
 		"https://[2606:4700:4700::1111]/hook",
 		"https://xn--12c1fe0br.xn--o3cw4h/hook", // ไทย.ไทย in punycode
 	} {
-		if _, err := g.Check(u); err != nil {
+		if _, err := g.Check(t.Context(), u); err != nil {
 			t.Errorf("Check(%q): %v", u, err)
 		}
 	}
 	// Loopback receivers only when the operator allows them.
-	lo := webhook.Guard{AllowLoopback: true}
+	lo := webhook.Guard{AllowLoopback: true, Resolver: g.Resolver}
 	for _, u := range []string{"http://127.0.0.1:9000/hook", "https://[::1]:9000/hook"} {
-		if _, err := lo.Check(u); err != nil {
+		if _, err := lo.Check(t.Context(), u); err != nil {
 			t.Errorf("with loopback allowed, Check(%q): %v", u, err)
 		}
 	}
 	for _, u := range []string{"http://10.0.0.1/hook", "http://hooks.example.com/hook", "https://169.254.169.254/"} {
-		if _, err := lo.Check(u); err == nil {
+		if _, err := lo.Check(t.Context(), u); err == nil {
 			t.Errorf("with loopback allowed, Check(%q) passed", u)
 		}
 	}
@@ -121,54 +123,11 @@ func TestPublic(t *testing.T) {
 	}
 }
 
-// dnsServer answers every A query with addr and every other query with no
-// records, over real DNS on UDP: the outside edge a rebinding attacker
-// controls.
+// dnsServer answers every name with addr, over real DNS on UDP: the outside
+// edge a rebinding attacker controls.
 func dnsServer(t *testing.T, addr netip.Addr) *net.Resolver {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			n, from, err := pc.ReadFrom(buf)
-			if err != nil {
-				return
-			}
-			if n < 12 {
-				continue
-			}
-			// The question: labels up to a zero byte, then type and class.
-			end := 12
-			for end < n && buf[end] != 0 {
-				end += int(buf[end]) + 1
-			}
-			end += 5
-			if end > n {
-				continue
-			}
-			qtype := binary.BigEndian.Uint16(buf[end-4:])
-			resp := append([]byte{}, buf[:end]...)
-			resp[2], resp[3] = 0x81, 0x80 // response, recursion desired and available, no error
-			binary.BigEndian.PutUint16(resp[6:], 0)
-			binary.BigEndian.PutUint16(resp[8:], 0)
-			binary.BigEndian.PutUint16(resp[10:], 0)
-			if qtype == 1 {
-				binary.BigEndian.PutUint16(resp[6:], 1)
-				a := addr.As4()
-				resp = append(resp, 0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 5, 0, 4)
-				resp = append(resp, a[:]...)
-			}
-			pc.WriteTo(resp, from)
-		}
-	}()
-	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
-	}}
+	return webhooktest.Resolver(t, map[string][]netip.Addr{"*": {addr}})
 }
 
 // A name that passes registration but resolves to a loopback address (DNS
@@ -180,10 +139,12 @@ func TestSendRefusesPrivateAddressAfterResolution(t *testing.T) {
 	defer recv.Close()
 	_, port, _ := net.SplitHostPort(recv.Listener.Addr().String())
 	url := "https://rebind.attacker-controlled.com:" + port + "/hook"
-	var g webhook.Guard
-	if _, err := g.Check(url); err != nil {
+	// At registration the attacker's DNS answers a public address...
+	if _, err := (webhook.Guard{Resolver: dnsServer(t, webhooktest.PublicAddr)}).Check(t.Context(), url); err != nil {
 		t.Fatalf("the name should pass registration: %v", err)
 	}
+	// ...and at delivery a private one.
+	var g webhook.Guard
 	for _, addr := range []string{"127.0.0.1", "10.0.0.1", "169.254.169.254"} {
 		s := webhook.NewSender(g, dnsServer(t, netip.MustParseAddr(addr)))
 		res := s.Send(t.Context(), webhook.Delivery{URL: url, Body: []byte(`{}`), Secrets: []string{"whsec_x"}, Now: time.Now(), Attempt: 1})
@@ -240,8 +201,8 @@ func TestSendDoesNotFollowRedirects(t *testing.T) {
 // A refused receiver on the developer's own machine says how to admit one;
 // other refusals do not mention the operator flag.
 func TestCheckLoopbackHint(t *testing.T) {
-	var g webhook.Guard
-	lo := webhook.Guard{AllowLoopback: true}
+	g := webhook.Guard{Resolver: dnsServer(t, netip.MustParseAddr("127.0.0.1"))}
+	lo := webhook.Guard{AllowLoopback: true, Resolver: g.Resolver}
 	for _, tc := range []struct {
 		g    webhook.Guard
 		url  string
@@ -255,11 +216,12 @@ func TestCheckLoopbackHint(t *testing.T) {
 		{g, "https://localhost/hook", "--webhook-allow-loopback"},
 		{g, "https://api.localhost./hook", "--webhook-allow-loopback"},
 		{lo, "http://localhost:9000/hook", "http://127.0.0.1:PORT/"},
+		{g, "https://hooks.example.com/hook", "--webhook-allow-loopback"}, // a name of 127.0.0.1
 		{g, "https://10.0.0.5/hook", ""},
 		{g, "http://hooks.example.com/hook", ""},
 		{lo, "http://10.0.0.1/hook", ""},
 	} {
-		_, err := tc.g.Check(tc.url)
+		_, err := tc.g.Check(t.Context(), tc.url)
 		if err == nil {
 			t.Errorf("Check(%q) (loopback allowed: %v) passed", tc.url, tc.g.AllowLoopback)
 			continue
@@ -270,5 +232,70 @@ func TestCheckLoopbackHint(t *testing.T) {
 		case !strings.Contains(err.Error(), tc.want):
 			t.Errorf("Check(%q) (loopback allowed: %v): %q, want it to mention %q", tc.url, tc.g.AllowLoopback, err, tc.want)
 		}
+	}
+}
+
+// A name is resolved when it is registered: one with any address the guard
+// would refuse at delivery, or with none, is refused then, with a reason
+// that says which; a name of public addresses only passes.
+func TestCheckResolvesNames(t *testing.T) {
+	addrs := func(s ...string) []netip.Addr {
+		var out []netip.Addr
+		for _, a := range s {
+			out = append(out, netip.MustParseAddr(a))
+		}
+		return out
+	}
+	r := webhooktest.Resolver(t, map[string][]netip.Addr{
+		"hooks.example.com":    {webhooktest.PublicAddr},
+		"v6.example.com":       addrs("2606:4700:4700::1111"),
+		"private.example.com":  addrs("10.0.0.5"),
+		"loopback.example.com": addrs("127.0.0.1"),
+		"metadata.example.com": addrs("169.254.169.254"),
+		"ula.example.com":      addrs("fd00::1"),
+		"mapped.example.com":   addrs("::ffff:192.168.1.1"),
+		"mixed.example.com":    addrs("93.184.215.14", "192.168.1.1"),
+		"mixed6.example.com":   addrs("93.184.215.14", "::1"),
+		"gone.example.com":     nil,
+	})
+	g := webhook.Guard{Resolver: r}
+	for _, tc := range []struct{ url, want string }{
+		{"https://private.example.com/hook", "resolves to 10.0.0.5, which is not a public internet address"},
+		{"https://loopback.example.com/hook", "resolves to 127.0.0.1"},
+		{"https://metadata.example.com/hook", "resolves to 169.254.169.254"},
+		{"https://ula.example.com/hook", "resolves to fd00::1"},
+		{"https://mapped.example.com/hook", "resolves to 192.168.1.1"},
+		{"https://mixed.example.com/hook", "resolves to 192.168.1.1"},
+		{"https://mixed6.example.com:8443/hook", "resolves to ::1"},
+		{"https://gone.example.com/hook", "gone.example.com does not resolve"},
+		{"https://unlisted.example.com/hook", "unlisted.example.com does not resolve"},
+		{"https://PRIVATE.Example.com./hook", "resolves to 10.0.0.5"},
+	} {
+		got, err := g.Check(t.Context(), tc.url)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Check(%q) = %q, %v; want refused with %q", tc.url, got, err, tc.want)
+		}
+	}
+	for _, u := range []string{"https://hooks.example.com/hook", "https://v6.example.com/hook", "https://HOOKS.example.com/hook"} {
+		if _, err := g.Check(t.Context(), u); err != nil {
+			t.Errorf("Check(%q): %v", u, err)
+		}
+	}
+	// With loopback allowed, a name of a loopback address is a receiver on
+	// the developer's machine, as its address would be; private ones are not.
+	lo := webhook.Guard{AllowLoopback: true, Resolver: r}
+	if _, err := lo.Check(t.Context(), "https://loopback.example.com/hook"); err != nil {
+		t.Errorf("with loopback allowed: %v", err)
+	}
+	if _, err := lo.Check(t.Context(), "https://private.example.com/hook"); err == nil {
+		t.Error("with loopback allowed, a name of 10.0.0.5 passed")
+	}
+	// A DNS server that cannot be reached is a refusal too, saying so.
+	down := &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		return nil, errors.New("no DNS server")
+	}}
+	_, err := webhook.Guard{Resolver: down}.Check(t.Context(), "https://hooks.example.com/hook")
+	if err == nil || !strings.Contains(err.Error(), "could not be resolved") {
+		t.Errorf("DNS down: %v", err)
 	}
 }
