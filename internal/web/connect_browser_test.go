@@ -197,7 +197,8 @@ type screen struct {
 var screens = []screen{{390, 844, true}, {1280, 800, false}}
 
 // fitScreen sets the window to the screen, and fails the test where
-// anything is wider than it or the stylesheet did not apply.
+// anything is wider than it, the stylesheet did not apply, or axe-core
+// finds the page hard to read or to use (accessible).
 func fitScreen(ctx context.Context, t *testing.T, name string, size screen) {
 	t.Helper()
 	viewport := chromedp.EmulateViewport(size.w, size.h)
@@ -228,4 +229,5 @@ func fitScreen(ctx context.Context, t *testing.T, name string, size screen) {
 	if err != nil || !styled {
 		t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
 	}
+	accessible(ctx, t, name, size.w)
 }

@@ -91,6 +91,7 @@ func TestPortalInChromium(t *testing.T) {
 		if err != nil || over != "" {
 			t.Errorf("%s at %d px: wider than the window: %s (%v)", name, width, over, err)
 		}
+		accessible(ctx, t, name, width)
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)

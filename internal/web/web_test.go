@@ -26,10 +26,12 @@ import (
 // installs it); otherwise the browser test skips without one.
 const BrowserEnv = "RENTAPI_TEST_BROWSER"
 
-// chromium finds the browser to drive.
+// chromium finds the browser to drive, and makes sure axe-core is there
+// to check the pages it shows (axeSource).
 func chromium(t *testing.T) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
+			axeSource(t)
 			return p
 		}
 	}
