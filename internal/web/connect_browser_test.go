@@ -45,12 +45,16 @@ func TestConnectInChromium(t *testing.T) {
 
 	const state = "chromium-state-0123456789"
 	link := env.hs.URL + env.connectPath(redirect, state)
+	if err := chromedp.Do(ctx, phone, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(`form[action="/app/signin"]`))); err != nil {
+		t.Fatalf("the link, signed out: %v", err)
+	}
+	accessibleAtBothSizes(ctx, t, "landlord-signin")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`a[href^="/app/signup"]`)), chromedp.WaitVisible(chromedp.CSS(`input[name="name"]`))); err != nil {
+		t.Fatalf("to sign-up: %v", err)
+	}
+	accessibleAtBothSizes(ctx, t, "landlord-signup")
 	err := chromedp.Do(ctx,
 		phone,
-		chromedp.Navigate(link),
-		chromedp.WaitVisible(chromedp.CSS(`form[action="/app/signin"]`)),
-		chromedp.Click(chromedp.CSS(`a[href^="/app/signup"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="name"]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "หอพักบ้านสุข Baan Suk"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), "baansuk@example.com"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "long enough pw"),
@@ -64,6 +68,7 @@ func TestConnectInChromium(t *testing.T) {
 	if err != nil || at != link {
 		t.Fatalf("after sign-up the browser is at %q, not the link (%v)", at, err)
 	}
+	accessibleAtBothSizes(ctx, t, "consent-first")
 	acctID := approveInBrowser(ctx, t, back, redirect, state)
 
 	// One more scope: the page marks it new; approving keeps the account.
@@ -91,6 +96,12 @@ func TestConnectInChromium(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`input[name="plan"][value="standard"]`)),
 		chromedp.Click(chromedp.CSS(`#plan button`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	accessibleAtBothSizes(ctx, t, "app-plan-changed")
+	err = chromedp.Do(ctx,
 		chromedp.Navigate(env.hs.URL+"/app"),
 		chromedp.SetValue(chromedp.CSS(`select[name="kind"]`), "mobile"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="id"]`), "081-234-5678"),
