@@ -105,6 +105,7 @@ func TestConnectInChromium(t *testing.T) {
 		chromedp.Navigate(env.hs.URL+"/app"),
 		chromedp.SetValue(chromedp.CSS(`select[name="kind"]`), "mobile"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="id"]`), "081-234-5678"),
+		chromedp.SendKeys(chromedp.CSS(`#promptpay input[name="name"]`), "สมชาย ใจดี"),
 		chromedp.Click(chromedp.CSS(`#promptpay button`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
 	)
