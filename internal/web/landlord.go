@@ -112,6 +112,39 @@ type scopeView struct {
 	New          bool
 }
 
+// grantView is what an application asks of one resource on the consent
+// page: the resource, how far the access goes in words, and each scope in
+// its own words; New says some of them the landlord has not granted before.
+type grantView struct {
+	TH, EN             string
+	AccessTH, AccessEN string
+	Scopes             []scopeView
+	New                bool
+}
+
+// grantViews groups scopes by resource (rental.GroupScopes), marking those
+// in fresh new.
+func grantViews(scopes, fresh rental.Scopes) []grantView {
+	groups := rental.GroupScopes(scopes)
+	out := make([]grantView, 0, len(groups))
+	for _, g := range groups {
+		v := grantView{TH: g.TH, EN: g.EN, Scopes: scopeViews(g.Scopes, fresh)}
+		switch {
+		case g.Read && g.Write:
+			v.AccessTH, v.AccessEN = "ดูและแก้ไข", "read and write"
+		case g.Read:
+			v.AccessTH, v.AccessEN = "ดูอย่างเดียว", "read only"
+		default:
+			v.AccessTH, v.AccessEN = "แก้ไข", "write"
+		}
+		for _, sc := range v.Scopes {
+			v.New = v.New || sc.New
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
 func scopeViews(scopes, fresh rental.Scopes) []scopeView {
 	out := make([]scopeView, 0, len(scopes))
 	for _, sc := range scopes {

@@ -71,10 +71,10 @@ func TestPortalInChromium(t *testing.T) {
 	newKey(t, b, app, bound)
 	e.Clock.Advance(time.Minute)
 	newKey(t, b, app, keyForm("Old laptop", rental.ModeTest, rental.ScopePropertiesRead))
-	ids := keyIDs.FindAllStringSubmatch(b.get("/portal/apps/"+app).body, -1)
-	// Revoke "Old laptop", the newest, and rotate "Sandbox key", the oldest.
-	b.post("/portal/apps/"+app+"/keys/"+ids[0][1]+"/revoke", url.Values{})
-	b.post("/portal/apps/"+app+"/keys/"+ids[len(ids)-1][1]+"/rotate", url.Values{})
+	// Revoke "Old laptop" and rotate "Sandbox key".
+	body := b.get("/portal/apps/" + app).body
+	b.post("/portal/apps/"+app+"/keys/"+usableKeyNamed(t, body, "Old laptop")+"/revoke", url.Values{})
+	b.post("/portal/apps/"+app+"/keys/"+usableKeyNamed(t, body, "Sandbox key")+"/rotate", url.Values{})
 
 	ctx := browse(t, path, 1280, 800, 90*time.Second)
 
