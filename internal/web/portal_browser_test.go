@@ -32,8 +32,9 @@ const overflowing = `(() => {
 
 // The portal's pages in Chromium, on a phone (390×844) and a desktop
 // (1280×800): the developer's applications, the new application form, an
-// application with keys of every status and linked accounts, and the page
-// that shows a new key once. Each renders with the stylesheet under the
+// application with keys of every status and linked accounts, the pages
+// that confirm a revocation and a disconnection, and the page that shows a
+// new key once. Each renders with the stylesheet under the
 // strict CSP, and nothing on it is wider than the window. The screenshots
 // go to the test's artifact directory (go test -artifacts keeps them).
 func TestPortalInChromium(t *testing.T) {
@@ -112,7 +113,9 @@ func TestPortalInChromium(t *testing.T) {
 			{"home", "/portal", `.list`},
 			{"new-app", "/portal/apps/new", `textarea[name="redirect_uris"]`},
 			{"app", "/portal/apps/" + app, `#settings`},
-			{"new-key", "/portal/apps/" + app + "/keys/new", `input[name="expires"]`},
+			{"revoke", "/portal/apps/" + app + "/keys/" + usableKeyNamed(t, b.get("/portal/apps/"+app).body, "Nightly job") + "/revoke", `button.danger`},
+			{"disconnect", "/portal/apps/" + app + "/accounts/" + accounts[0].ID + "/disconnect", `button.danger`},
+			{"new-key", "/portal/apps/" + app + "/keys/new", `input[name="expires"]`}, // last: the key made below is made on it
 		}
 		for _, pg := range pages {
 			if err := chromedp.Do(ctx, view, chromedp.Navigate(p.base+pg.path), chromedp.WaitVisible(pg.wait)); err != nil {

@@ -612,6 +612,10 @@ func TestWebhookPagesInChromium(t *testing.T) {
 			t.Fatalf("secret on screen %q (%v)", secret, err)
 		}
 		check("webhook-created-" + size)
+		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(`#gone`)); err != nil {
+			t.Fatalf("the secret's page reloaded: %v", err)
+		}
+		check("webhook-secret-shown-already-" + size)
 
 		if err := chromedp.Do(ctx, chromedp.Navigate(hooks), chromedp.WaitVisible(`.endpoints`)); err != nil {
 			t.Fatal(err)
@@ -635,6 +639,13 @@ func TestWebhookPagesInChromium(t *testing.T) {
 			}
 			if i == 0 {
 				check("webhook-endpoint-" + size)
+				if err := chromedp.Do(ctx, chromedp.Navigate(hooks+"/"+ep+"/delete"), chromedp.WaitVisible(`form[action$="/delete"] button`)); err != nil {
+					t.Fatal(err)
+				}
+				check("webhook-delete-" + size)
+				if err := chromedp.Do(ctx, chromedp.Navigate(hooks+"/"+ep), chromedp.WaitVisible(`form[action$="/test"]`)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := chromedp.Do(ctx, chromedp.Click(`form[action$="/test"] button`), chromedp.WaitVisible(`.flash`)); err != nil {
 				t.Fatal(err)
