@@ -184,10 +184,11 @@ func setupSetPromptPay(ctx context.Context, _ environment, fs *flag.FlagSet) fun
 	kind := fs.String("kind", promptpay.Mobile, "receiver: mobile, national_id, tax_id, ewallet or biller")
 	id := fs.String("id", "", "the mobile number, national or tax ID, e-wallet ID or 15-digit biller ID")
 	ref2 := fs.String("ref2", "", "biller only: Ref2 on every QR (Ref1 is each payment's reference)")
+	holder := fs.String("name", "", "the account holder's name, as the tenant's bank app shows it (the payment page shows it too)")
 	return func(db *store.DB, _ *secret.Secret) (string, error) {
 		var r promptpay.Receiver
 		err := db.InTx(ctx, func(tx *store.Tx) (err error) {
-			r, err = tx.SetPromptPay(ctx, *landlord, promptpay.Receiver{Kind: *kind, ID: *id, Ref2: *ref2})
+			r, err = tx.SetPromptPay(ctx, *landlord, promptpay.Receiver{Kind: *kind, ID: *id, Ref2: *ref2}, *holder)
 			return err
 		})
 		return r.Kind + " " + r.ID, err

@@ -79,6 +79,17 @@ func TestAdminOperatorTools(t *testing.T) {
 			second := adm.ok("create-app", "--name", "Second")
 			secondKey := adm.ok("create-key", "--mode", "test", "--app", second, "--name", "CI key")
 			landlord := adm.ok("create-landlord", "--name", "Khun Somchai")
+			// set-promptpay keeps the account holder's name the payment page
+			// shows; a name on two lines is refused.
+			if _, err := adm.run("set-promptpay", "--landlord", landlord, "--id", "081-234-5678", "--name", "สมชาย\nใจดี"); err == nil {
+				t.Fatal("set-promptpay took a name on two lines")
+			}
+			if out := adm.ok("set-promptpay", "--landlord", landlord, "--id", "081-234-5678", "--name", "สมชาย ใจดี"); out != "mobile 0812345678" {
+				t.Fatalf("set-promptpay printed %q", out)
+			}
+			if l, err := db.Read().Landlord(ctx, landlord); err != nil || l.ReceiverName != "สมชาย ใจดี" || l.Receiver == nil || l.Receiver.ID != "0812345678" {
+				t.Fatalf("the landlord after set-promptpay: %+v (%v)", l, err)
+			}
 			account := adm.ok("link-account", "--landlord", landlord)
 			liveKey := adm.ok("create-key", "--mode", "live", "--account", account, "--scopes", "properties:read,bills:read", "--expires-in", "2h")
 			want := func(key string, status int, code string) {

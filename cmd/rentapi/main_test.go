@@ -405,7 +405,7 @@ func TestHelp(t *testing.T) {
 	for _, tool := range adminTools {
 		flags["admin "+tool.name] = []string{"-db", "-db-max-conns"}
 	}
-	flags["admin set-promptpay"] = append(flags["admin set-promptpay"], "-landlord", "-kind", "-id", "-ref2")
+	flags["admin set-promptpay"] = append(flags["admin set-promptpay"], "-landlord", "-kind", "-id", "-ref2", "-name")
 	flags["admin reset-password"] = append(flags["admin reset-password"], "-kind", "-email")
 	flags["admin suspend-developer"] = append(flags["admin suspend-developer"], "-developer")
 	flags["admin unsuspend-developer"] = append(flags["admin unsuspend-developer"], "-developer")

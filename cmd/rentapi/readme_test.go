@@ -543,7 +543,7 @@ func (r *readmeReader) application(where string) string {
 		f.Add("scope", string(s))
 	}
 	pg := r.dev.post("/portal/apps/new", f)
-	m := regexp.MustCompile(`^/portal/apps/(app_[a-z0-9]+)\?`).FindStringSubmatch(pg.location)
+	m := regexp.MustCompile(`^/portal/apps/(app_[a-z0-9]+)[/?]`).FindStringSubmatch(pg.location)
 	if pg.status != http.StatusSeeOther || m == nil {
 		r.t.Fatalf("%s: create an application: %d %q\n%s", where, pg.status, pg.location, pg.body)
 	}
@@ -595,6 +595,10 @@ func (r *readmeReader) liveKey(where string) {
 		r.t.Fatalf("%s needs a live key and an account, but no block before it printed a connect link the landlord approved", where)
 	}
 	pg := r.dev.post("/portal/apps/"+r.app+"/keys", url.Values{"name": {"Production"}, "mode": {"live"}, "scope": {string(rental.ScopePropertiesRead)}})
+	if pg.status != http.StatusSeeOther {
+		r.t.Fatalf("%s: create a live key: %d, want a redirect to the page that shows it\n%s", where, pg.status, pg.body)
+	}
+	pg = r.dev.get(pg.location)
 	m := regexp.MustCompile(`<p class="secret" id="secret">(svc_live_[A-Za-z0-9]{40})</p>`).FindStringSubmatch(pg.body)
 	if pg.status != http.StatusOK || m == nil {
 		r.t.Fatalf("%s: create a live key: %d\n%s", where, pg.status, pg.body)

@@ -37,7 +37,7 @@ func newPayee(t *testing.T, h *harness, plan rental.LandlordPlan) payee {
 	f := h.fixture(rental.PlanPro)
 	acct := f.LinkLandlord(t, h.e.DB, plan, f.App.Scopes)
 	err := h.e.DB.InTx(t.Context(), func(tx *store.Tx) error {
-		_, err := tx.SetPromptPay(t.Context(), acct.LandlordID, promptpay.Receiver{Kind: promptpay.Mobile, ID: "081-234-5678"})
+		_, err := tx.SetPromptPay(t.Context(), acct.LandlordID, promptpay.Receiver{Kind: promptpay.Mobile, ID: "081-234-5678"}, "")
 		return err
 	})
 	if err != nil {

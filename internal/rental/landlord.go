@@ -17,6 +17,9 @@ type Landlord struct {
 	QRPayments bool
 	// Receiver is the PromptPay receiver QRs pay into; nil until set.
 	Receiver *promptpay.Receiver
+	// ReceiverName is the receiver's account holder, as the landlord gave
+	// it beside the receiver; empty when not given.
+	ReceiverName string
 	// Usage counts the landlord's properties and rooms, which every
 	// connected application reaches.
 	Usage Capacity

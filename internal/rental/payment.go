@@ -107,6 +107,22 @@ const (
 type Payee struct {
 	QRPayments bool
 	Receiver   *promptpay.Receiver
+	// ReceiverName is the receiver's account holder as the landlord gave
+	// it (CheckReceiverName), the name a tenant's bank app shows before the
+	// transfer; empty when not given.
+	ReceiverName string
+}
+
+// CheckReceiverName is nil when name can be given as the PromptPay
+// receiver's account holder: the name the payment page shows tenants
+// beside the QR, to match what their bank app shows before they confirm.
+// It is text like any other name a person gives, of 1 to MaxNameLen
+// characters, on one line as a bank app shows it.
+func CheckReceiverName(name string) error {
+	if strings.ContainsAny(name, "\r\n\t") {
+		return Invalid("name", "name must be one line, without line breaks or tabs.")
+	}
+	return checkText("name", Of(name), 1, MaxNameLen)
 }
 
 // CheckLink is nil when a payment link can be made for the bill, else 409

@@ -1,6 +1,7 @@
 package rental
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -108,13 +109,13 @@ func TestPayee(t *testing.T) {
 		noQR   string
 		link   string
 	}{
-		{Payee{true, receiver}, issued, true, "", ""},
-		{Payee{true, receiver}, &Bill{Status: BillPaid, Total: 1000, AmountPaid: 1000}, true, NoQRPaid, "bill_not_payable"},
-		{Payee{true, receiver}, &Bill{Status: BillDraft, Total: 1000}, true, NoQRNotPayable, "bill_not_payable"},
-		{Payee{true, receiver}, &Bill{Status: BillIssued, Total: 1000, AmountPaid: 1000}, true, NoQRNotPayable, "bill_not_payable"},
-		{Payee{true, receiver}, issued, false, NoQRInactive, ""},
-		{Payee{false, receiver}, issued, true, NoQRUnavailable, "bill_not_payable"},
-		{Payee{true, nil}, issued, true, NoQRNoReceiver, "bill_not_payable"},
+		{Payee{QRPayments: true, Receiver: receiver}, issued, true, "", ""},
+		{Payee{QRPayments: true, Receiver: receiver}, &Bill{Status: BillPaid, Total: 1000, AmountPaid: 1000}, true, NoQRPaid, "bill_not_payable"},
+		{Payee{QRPayments: true, Receiver: receiver}, &Bill{Status: BillDraft, Total: 1000}, true, NoQRNotPayable, "bill_not_payable"},
+		{Payee{QRPayments: true, Receiver: receiver}, &Bill{Status: BillIssued, Total: 1000, AmountPaid: 1000}, true, NoQRNotPayable, "bill_not_payable"},
+		{Payee{QRPayments: true, Receiver: receiver}, issued, false, NoQRInactive, ""},
+		{Payee{QRPayments: false, Receiver: receiver}, issued, true, NoQRUnavailable, "bill_not_payable"},
+		{Payee{QRPayments: true, Receiver: nil}, issued, true, NoQRNoReceiver, "bill_not_payable"},
 	}
 	for i, c := range cases {
 		if got := c.payee.NoQR(c.bill, c.active); got != c.noQR {
@@ -124,11 +125,37 @@ func TestPayee(t *testing.T) {
 			t.Errorf("%d: link %q, want %q", i, got, c.link)
 		}
 	}
-	p, err := Payee{true, receiver}.NewPayment(issued, "plink_1", now)
+	p, err := Payee{QRPayments: true, Receiver: receiver}.NewPayment(issued, "plink_1", now)
 	if err != nil || p.Amount != 700 || p.Status != PaymentPending || !p.ExpiresAt.Equal(now.Add(QRValidity)) || p.QRPayload == "" || *p.PaymentLinkID != "plink_1" {
 		t.Fatalf("%v %+v", err, p)
 	}
 	if !p.Open(now) || p.Open(now.Add(QRValidity)) {
 		t.Error("a QR is open for its 15 minutes only")
+	}
+}
+
+// The PromptPay receiver's account holder is a one-line name a person can
+// read: Thai or English, never blank, no controls, no invisible characters,
+// at most MaxNameLen characters.
+func TestCheckReceiverName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"สมชาย ใจดี", true},
+		{"Baan Suk Co., Ltd.", true},
+		{strings.Repeat("ก", MaxNameLen), true},
+		{"", false},
+		{"   ", false},
+		{"Som\nchai", false},
+		{"Som\tchai", false},
+		{"Somchai\x00", false},
+		{"Som\u202echai", false},
+		{strings.Repeat("ก", MaxNameLen+1), false},
+	} {
+		err := CheckReceiverName(tc.name)
+		if e, isErr := AsError(err); tc.ok != (err == nil) || (err != nil && (!isErr || e.Param != "name" || e.Code != "invalid_parameter")) {
+			t.Errorf("CheckReceiverName(%q) = %v", tc.name, err)
+		}
 	}
 }

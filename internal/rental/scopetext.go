@@ -1,5 +1,7 @@
 package rental
 
+import "strings"
+
 // scopeText is each scope in plain words, Thai then English: a landlord
 // deciding on a consent page reads what an application may do, not the
 // scope's name.
@@ -30,4 +32,55 @@ func ScopeText(scope Scope) (th, en string) {
 		return t[0], t[1]
 	}
 	return string(scope), string(scope)
+}
+
+// resourceText is each resource scopes reach, in plain words, Thai then
+// English.
+var resourceText = map[string][2]string{
+	"properties":    {"หอพัก", "Properties"},
+	"rooms":         {"ห้องพัก", "Rooms"},
+	"tenants":       {"ผู้เช่า", "Tenants"},
+	"meters":        {"มิเตอร์", "Meters"},
+	"bills":         {"บิล", "Bills"},
+	"payments":      {"การชำระเงิน", "Payments"},
+	"notifications": {"ข้อความถึงผู้เช่า", "Messages to tenants"},
+	"webhooks":      {"การแจ้งเหตุการณ์ (webhook)", "Event notices (webhooks)"},
+}
+
+// ScopeGroup is what an application asks of one resource, for a landlord
+// to take in at a glance on a phone: the resource in plain words, whether
+// the access reads, writes or both (a manage scope writes), and the scopes
+// themselves, each of which keeps its own words (ScopeText).
+type ScopeGroup struct {
+	Resource    string
+	TH, EN      string
+	Read, Write bool
+	Scopes      Scopes
+}
+
+// GroupScopes groups scopes by resource, in the order of AllScopes; a scope
+// of no known resource is a group of its own, named as it is.
+func GroupScopes(scopes Scopes) []ScopeGroup {
+	var out []ScopeGroup
+	at := map[string]int{}
+	for _, sc := range scopes {
+		resource, access, _ := strings.Cut(string(sc), ":")
+		i, ok := at[resource]
+		if !ok {
+			g := ScopeGroup{Resource: resource, TH: resource, EN: resource}
+			if t, known := resourceText[resource]; known {
+				g.TH, g.EN = t[0], t[1]
+			}
+			i, at[resource] = len(out), len(out)
+			out = append(out, g)
+		}
+		g := &out[i]
+		if access == "read" {
+			g.Read = true
+		} else {
+			g.Write = true
+		}
+		g.Scopes = append(g.Scopes, sc)
+	}
+	return out
 }

@@ -16,12 +16,12 @@ import (
 func (q *Queries) Landlord(ctx context.Context, landlordID string) (*rental.Landlord, error) {
 	l := rental.Landlord{ID: landlordID}
 	var plan string
-	var receiver sql.NullString
-	err := q.c.QueryRowContext(ctx, `SELECT name, plan, qr_payments, promptpay,
+	var receiver, holder sql.NullString
+	err := q.c.QueryRowContext(ctx, `SELECT name, plan, qr_payments, promptpay, promptpay_name,
 			(SELECT COUNT(*) FROM properties WHERE landlord_id = $1),
 			(SELECT COUNT(*) FROM rooms WHERE landlord_id = $1)
 		FROM landlords WHERE id = $1 AND sandbox = FALSE`, landlordID).
-		Scan(&l.Name, &plan, &l.QRPayments, &receiver, &l.Usage.Properties, &l.Usage.Rooms)
+		Scan(&l.Name, &plan, &l.QRPayments, &receiver, &holder, &l.Usage.Properties, &l.Usage.Rooms)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("landlord", landlordID)
 	}
@@ -29,6 +29,7 @@ func (q *Queries) Landlord(ctx context.Context, landlordID string) (*rental.Land
 		return nil, fmt.Errorf("store: landlord: %w", err)
 	}
 	l.Plan = rental.LandlordPlan(plan)
+	l.ReceiverName = holder.String
 	if receiver.Valid {
 		var r promptpay.Receiver
 		if err := json.Unmarshal([]byte(receiver.String), &r); err != nil {

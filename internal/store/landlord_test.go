@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"rentapi/internal/promptpay"
@@ -44,7 +46,7 @@ func TestLandlordSettings(t *testing.T) {
 		}
 
 		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
-			_, err := tx.SetPromptPay(ctx, acct.LandlordID, promptpay.Receiver{Kind: promptpay.Mobile, ID: "081-234-5678"})
+			_, err := tx.SetPromptPay(ctx, acct.LandlordID, promptpay.Receiver{Kind: promptpay.Mobile, ID: "081-234-5678"}, "")
 			return err
 		})
 		if l, _ = e.DB.Read().Landlord(ctx, acct.LandlordID); err != nil || l.Receiver == nil || l.Receiver.ID != "0812345678" {
@@ -205,4 +207,77 @@ func codeOf(err error) string {
 		return e.Code
 	}
 	return ""
+}
+
+// The PromptPay receiver's account holder: kept beside the receiver (a
+// bad name is 400 invalid_parameter on "name" and changes nothing, no name
+// clears it), and given to the payment page with the bill; the sandbox's
+// receiver has one too.
+func TestPromptPayReceiverName(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		set := func(landlord, id, name string) error {
+			return e.DB.InTx(ctx, func(tx *store.Tx) error {
+				_, err := tx.SetPromptPay(ctx, landlord, promptpay.Receiver{Kind: promptpay.Mobile, ID: id}, name)
+				return err
+			})
+		}
+		if err := set(acct.LandlordID, "081-234-5678", "สมชาย ใจดี"); err != nil {
+			t.Fatal(err)
+		}
+		l, err := e.DB.Read().Landlord(ctx, acct.LandlordID)
+		if err != nil || l.ReceiverName != "สมชาย ใจดี" || l.Receiver.ID != "0812345678" {
+			t.Fatalf("landlord %+v (%v)", l, err)
+		}
+		for _, bad := range []string{"Somchai\x00", "Som\nchai", strings.Repeat("ก", rental.MaxNameLen+1), "  ", "\u200b"} {
+			err := set(acct.LandlordID, "0899999999", bad)
+			if e, ok := rental.AsError(err); !ok || e.Code != "invalid_parameter" || e.Param != "name" {
+				t.Fatalf("name %q: %v", bad, err)
+			}
+		}
+		if l, _ = e.DB.Read().Landlord(ctx, acct.LandlordID); l.ReceiverName != "สมชาย ใจดี" || l.Receiver.ID != "0812345678" {
+			t.Fatalf("a refused name changed the receiver: %+v", l)
+		}
+		if err := set(acct.LandlordID, "0812345678", ""); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ = e.DB.Read().Landlord(ctx, acct.LandlordID); l.ReceiverName != "" {
+			t.Fatalf("no name kept %q", l.ReceiverName)
+		}
+
+		// The payment page's checkout carries the name: the sandbox's own,
+		// then the one set.
+		sandbox := f.Sandbox(t, e.DB)
+		open := func() *store.Checkout {
+			t.Helper()
+			var co *store.Checkout
+			err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+				bills, _, err := tx.ListBills(ctx, sandbox, store.BillFilter{Status: rental.BillIssued}, store.Page{Limit: 1})
+				if err != nil || len(bills) == 0 {
+					return fmt.Errorf("no issued sandbox bill (%w)", err)
+				}
+				link, _, err := tx.CreatePaymentLink(ctx, sandbox, bills[0].ID, "http://127.0.0.1")
+				if err != nil {
+					return err
+				}
+				co, err = tx.OpenPayment(ctx, link.URL[strings.LastIndex(link.URL, "/")+1:])
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return co
+		}
+		if co := open(); co.ReceiverName != "บัญชีทดสอบ Sandbox (no real account)" || co.Payment == nil {
+			t.Fatalf("the sandbox's checkout: %q %+v", co.ReceiverName, co.Payment)
+		}
+		if err := set(sandbox.LandlordID, "0812345678", "Baan Suk Co., Ltd."); err != nil {
+			t.Fatal(err)
+		}
+		if co := open(); co.ReceiverName != "Baan Suk Co., Ltd." {
+			t.Fatalf("the checkout after a new name: %q", co.ReceiverName)
+		}
+	})
 }

@@ -21,9 +21,17 @@ import (
 const SandboxProvider = "sandbox"
 
 // SetPromptPay sets the landlord's PromptPay receiver, the account every QR
-// of the landlord pays into. For a biller the Ref1 of each QR is the
-// payment's own reference, so r.Ref1 is ignored.
-func (tx *Tx) SetPromptPay(ctx context.Context, landlordID string, r promptpay.Receiver) (promptpay.Receiver, error) {
+// of the landlord pays into, with its account holder's name
+// (rental.CheckReceiverName; "" for none). For a biller the Ref1 of each
+// QR is the payment's own reference, so r.Ref1 is ignored.
+func (tx *Tx) SetPromptPay(ctx context.Context, landlordID string, r promptpay.Receiver, name string) (promptpay.Receiver, error) {
+	var holder sql.NullString
+	if name != "" {
+		if err := rental.CheckReceiverName(name); err != nil {
+			return r, err
+		}
+		holder = sql.NullString{String: name, Valid: true}
+	}
 	if r.Kind == promptpay.Biller {
 		r.Ref1 = "REF1"
 	}
@@ -38,19 +46,20 @@ func (tx *Tx) SetPromptPay(ctx context.Context, landlordID string, r promptpay.R
 	if err != nil {
 		return r, fmt.Errorf("store: promptpay: %w", err)
 	}
-	return r, tx.execOne(ctx, "landlord", landlordID, `UPDATE landlords SET promptpay = $2, updated_at = $3 WHERE id = $1`,
-		landlordID, string(b), ms(tx.Now))
+	return r, tx.execOne(ctx, "landlord", landlordID, `UPDATE landlords SET promptpay = $2, promptpay_name = $3, updated_at = $4 WHERE id = $1`,
+		landlordID, string(b), holder, ms(tx.Now))
 }
 
 // payee is what the QR of a landlord's payments needs: whether the
 // landlord takes QR payments, and the receiver (nil until set up).
 func (q *Queries) payee(ctx context.Context, landlordID string) (rental.Payee, error) {
 	var p rental.Payee
-	var raw sql.NullString
-	err := q.c.QueryRowContext(ctx, `SELECT qr_payments, promptpay FROM landlords WHERE id = $1`, landlordID).Scan(&p.QRPayments, &raw)
+	var raw, holder sql.NullString
+	err := q.c.QueryRowContext(ctx, `SELECT qr_payments, promptpay, promptpay_name FROM landlords WHERE id = $1`, landlordID).Scan(&p.QRPayments, &raw, &holder)
 	if err != nil {
 		return p, fmt.Errorf("store: landlord %s: %w", landlordID, err)
 	}
+	p.ReceiverName = holder.String
 	if !raw.Valid {
 		return p, nil
 	}
@@ -306,6 +315,10 @@ type Checkout struct {
 	Payment *rental.Payment
 	// NoQR is empty with a payment, else one of rental's NoQR reasons.
 	NoQR string
+	// ReceiverName is who the QR pays, as the landlord named the PromptPay
+	// account's holder: what the tenant's bank app shows before the
+	// transfer. Empty when the landlord has not given it.
+	ReceiverName string
 }
 
 // PaymentLinkExists is nil when token is a payment link's, else not found.
@@ -361,6 +374,7 @@ func (tx *Tx) OpenPayment(ctx context.Context, token string) (*Checkout, error) 
 	if err != nil {
 		return nil, err
 	}
+	co.ReceiverName = payee.ReceiverName
 	if co.NoQR = payee.NoQR(co.Bill, active); co.NoQR != "" {
 		return co, nil
 	}

@@ -65,8 +65,12 @@ func sampleData() []sampleProperty {
 const UnreachableSandboxTenant = "Kittisak Wongsa"
 
 // sandboxReceiver is where sandbox QRs point: a biller ID no bank routes,
-// so a sandbox QR scanned by mistake pays nobody.
+// so a sandbox QR scanned by mistake pays nobody; its holder's name says
+// as much on the payment page.
 var sandboxReceiver = promptpay.Receiver{Kind: promptpay.Biller, ID: "000000000000000", Ref2: "SANDBOX"}
+
+// sandboxReceiverName is the sandbox receiver's account holder.
+const sandboxReceiverName = "บัญชีทดสอบ Sandbox (no real account)"
 
 // seedSandbox fills a sandbox account with the sample data, through the
 // same methods the API uses, without events (the sandbox starts with a
@@ -75,7 +79,7 @@ var sandboxReceiver = promptpay.Receiver{Kind: promptpay.Biller, ID: "0000000000
 func (tx *Tx) seedSandbox(ctx context.Context, acct *rental.Account) error {
 	tx.quiet = true
 	defer func() { tx.quiet = false }()
-	if _, err := tx.SetPromptPay(ctx, acct.LandlordID, sandboxReceiver); err != nil {
+	if _, err := tx.SetPromptPay(ctx, acct.LandlordID, sandboxReceiver, sandboxReceiverName); err != nil {
 		return err
 	}
 	local := tx.Now.In(rental.Bangkok)

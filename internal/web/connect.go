@@ -38,12 +38,12 @@ func (s *site) refuse(w http.ResponseWriter, r *http.Request, p *rental.Person, 
 }
 
 // consentPage is what a landlord reads before approving: the application
-// and its company, each scope it asks for in plain words (those the
-// current grant lacks marked new), the landlord's own account, and where
-// the answer goes.
+// and its company, what it asks for grouped by resource (read, write, or
+// both), each scope still in its own plain words (those the current grant
+// lacks marked new), the landlord's own account, and where the answer goes.
 type consentPage struct {
 	App      *rental.Application
-	Scopes   []scopeView
+	Grants   []grantView
 	Landlord *rental.Landlord
 	Usage    capacityView
 	// Connected says the application is linked now: approving replaces
@@ -147,7 +147,7 @@ func (s *site) handleConnect(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, landlordArea, err)
 		return
 	}
-	d.Scopes = scopeViews(app.Scopes, fresh)
+	d.Grants = grantViews(app.Scopes, fresh)
 	token, hash := identity.NewToken()
 	d.Token = token
 	consent := store.Consent{ApplicationID: app.ID, LandlordID: p.LandlordID, RedirectURI: link.redirectURI, State: link.state, Scopes: app.Scopes, Portal: link.portal}

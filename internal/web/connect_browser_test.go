@@ -23,9 +23,10 @@ import (
 // Approve, which the page's policy lets the browser follow to the
 // application's own server, which receives account_id and the state. Then
 // the application asks for one more scope, and the landlord approves again
-// on a page marking it new. Screenshots of /app, that consent page and a
-// refused link, on a phone (390×844) and a laptop (1280×800), go to the
-// test's artifact directory; nothing on them is wider than the window.
+// on a page marking it new. Screenshots of /app, that consent page (the
+// window at its top and its end) and a refused link, on a phone (390×844)
+// and a laptop (1280×800), go to the test's artifact directory; nothing on
+// them is wider than the window.
 func TestConnectInChromium(t *testing.T) {
 	path := chromium(t)
 	back := make(chan url.Values, 4)
@@ -45,12 +46,16 @@ func TestConnectInChromium(t *testing.T) {
 
 	const state = "chromium-state-0123456789"
 	link := env.hs.URL + env.connectPath(redirect, state)
+	if err := chromedp.Do(ctx, phone, chromedp.Navigate(link), chromedp.WaitVisible(chromedp.CSS(`form[action="/app/signin"]`))); err != nil {
+		t.Fatalf("the link, signed out: %v", err)
+	}
+	accessibleAtBothSizes(ctx, t, "landlord-signin")
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`a[href^="/app/signup"]`)), chromedp.WaitVisible(chromedp.CSS(`input[name="name"]`))); err != nil {
+		t.Fatalf("to sign-up: %v", err)
+	}
+	accessibleAtBothSizes(ctx, t, "landlord-signup")
 	err := chromedp.Do(ctx,
 		phone,
-		chromedp.Navigate(link),
-		chromedp.WaitVisible(chromedp.CSS(`form[action="/app/signin"]`)),
-		chromedp.Click(chromedp.CSS(`a[href^="/app/signup"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="name"]`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name="name"]`), "หอพักบ้านสุข Baan Suk"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="email"]`), "baansuk@example.com"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "long enough pw"),
@@ -64,6 +69,7 @@ func TestConnectInChromium(t *testing.T) {
 	if err != nil || at != link {
 		t.Fatalf("after sign-up the browser is at %q, not the link (%v)", at, err)
 	}
+	accessibleAtBothSizes(ctx, t, "consent-first")
 	acctID := approveInBrowser(ctx, t, back, redirect, state)
 
 	// One more scope: the page marks it new; approving keeps the account.
@@ -76,7 +82,7 @@ func TestConnectInChromium(t *testing.T) {
 	if err != nil || !strings.Contains(text, "See tenants' QR payments") {
 		t.Fatalf("the new scope reads %q (%v)", text, err)
 	}
-	shoot(ctx, t, "consent")
+	shootWindow(ctx, t, "consent-new-scope")
 	if again := approveInBrowser(ctx, t, back, redirect, second); again != acctID {
 		t.Fatalf("approved again as %s, was %s", again, acctID)
 	}
@@ -91,9 +97,16 @@ func TestConnectInChromium(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`input[name="plan"][value="standard"]`)),
 		chromedp.Click(chromedp.CSS(`#plan button`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	)
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	accessibleAtBothSizes(ctx, t, "app-plan-changed")
+	err = chromedp.Do(ctx,
 		chromedp.Navigate(env.hs.URL+"/app"),
 		chromedp.SetValue(chromedp.CSS(`select[name="kind"]`), "mobile"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="id"]`), "081-234-5678"),
+		chromedp.SendKeys(chromedp.CSS(`#promptpay input[name="name"]`), "สมชาย ใจดี"),
 		chromedp.Click(chromedp.CSS(`#promptpay button`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
 	)
@@ -173,6 +186,35 @@ func shoot(ctx context.Context, t *testing.T, name string) {
 	}
 }
 
+// shootWindow checks the page on a phone and on a laptop as shoot does,
+// and photographs the window (what the screen shows, a bar that stays at
+// the bottom of the screen where it stays) at the top of the page and at
+// its end.
+func shootWindow(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	for _, size := range screens {
+		fitScreen(ctx, t, name, size)
+		for _, place := range []string{"top", "end"} {
+			scroll := `window.scrollTo(0, 0); true`
+			if place == "end" {
+				scroll = `window.scrollTo(0, document.documentElement.scrollHeight); true`
+			}
+			if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](scroll)); err != nil {
+				t.Fatal(err)
+			}
+			shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%s-%dx%d.png", name, place, size.w, size.h))
+			if err := os.WriteFile(out, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot: %s", out)
+		}
+	}
+}
+
 // stylesheetApplied reports whether the page's stylesheet applies, waiting
 // up to 10 s for it to load: on a busy machine the page can be there before
 // its stylesheet is.
@@ -197,7 +239,8 @@ type screen struct {
 var screens = []screen{{390, 844, true}, {1280, 800, false}}
 
 // fitScreen sets the window to the screen, and fails the test where
-// anything is wider than it or the stylesheet did not apply.
+// anything is wider than it, the stylesheet did not apply, or axe-core
+// finds the page hard to read or to use (accessible).
 func fitScreen(ctx context.Context, t *testing.T, name string, size screen) {
 	t.Helper()
 	viewport := chromedp.EmulateViewport(size.w, size.h)
@@ -228,4 +271,92 @@ func fitScreen(ctx context.Context, t *testing.T, name string, size screen) {
 	if err != nil || !styled {
 		t.Errorf("%s: the stylesheet did not apply (%v)", name, err)
 	}
+	accessible(ctx, t, name, size.w)
+}
+
+// An application asking for every scope, on a phone: the consent page
+// groups them by resource with how far each goes, keeps every scope's own
+// words in Thai and English, and the decision sits at the bottom of the
+// screen from the first look to the end of the page, where the thumb is.
+// Approve works from there. Screenshots of the screen at the top and at
+// the end of the page, on a phone and a laptop, go to the artifacts.
+func TestConsentOnAPhoneInChromium(t *testing.T) {
+	path := chromium(t)
+	back := make(chan url.Values, 1)
+	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/back" {
+			back <- r.URL.Query()
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><title>Baan Books</title><p id="back">Back at the application</p>`)
+	}))
+	t.Cleanup(client.Close)
+	redirect := client.URL + "/back"
+	env := newConnectEnv(t, storetest.SQLite(t), rental.AllScopes, redirect)
+	ctx := browse(t, path, 390, 844, 90*time.Second)
+	phone := chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch)
+	const state = "every-scope-state-42"
+	err := chromedp.Do(ctx,
+		phone,
+		chromedp.Navigate(env.hs.URL+"/app/signup"),
+		chromedp.SendKeys(`input[name="name"]`, "หอพักบ้านสุข Baan Suk"),
+		chromedp.SendKeys(`input[name="email"]`, "baansuk@example.com"),
+		chromedp.SendKeys(`input[name="password"]`, "long enough pw"),
+		chromedp.Click(`form[action="/app/signup"] button`),
+		chromedp.WaitVisible(`#connections`),
+		chromedp.Navigate(env.hs.URL+env.connectPath(redirect, state)),
+		chromedp.WaitVisible(`button[value="approve"]`),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(`main`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range rental.AllScopes {
+		th, en := rental.ScopeText(sc)
+		if !strings.Contains(text, th) || !strings.Contains(text, en) {
+			t.Errorf("the page leaves out what %s allows: %q / %q", sc, th, en)
+		}
+	}
+	for _, g := range rental.GroupScopes(rental.AllScopes) {
+		if !strings.Contains(text, g.TH) || !strings.Contains(text, g.EN) {
+			t.Errorf("no heading for %s", g.Resource)
+		}
+	}
+	if n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll(".grants > li").length`)); err != nil || n != 8 {
+		t.Errorf("%d groups, want 8 (%v)", n, err)
+	}
+	// thumb reports where Approve is on the screen: its top and bottom,
+	// and the screen's height.
+	thumb := func(where string) {
+		t.Helper()
+		at, err := chromedp.Run(ctx, chromedp.Evaluate[[]float64](`(() => {
+			const r = document.querySelector('button[value="approve"]').getBoundingClientRect();
+			const d = document.querySelector('button[value="deny"]').getBoundingClientRect();
+			return [r.top, r.bottom, d.bottom, window.innerHeight];
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, bottom, deny, screen := at[0], at[1], at[2], at[3]
+		if top < screen*2/3 || bottom > screen || deny > screen {
+			t.Errorf("%s: Approve is at %.0f-%.0f px of a %.0f px screen, not at its bottom (Deny ends at %.0f)", where, top, bottom, screen, deny)
+		}
+	}
+	thumb("at the top of the page")
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`window.scrollTo(0, document.body.scrollHeight / 2); true`)); err != nil {
+		t.Fatal(err)
+	}
+	thumb("half way down")
+	shootWindow(ctx, t, "consent")
+	if err := chromedp.Do(ctx, phone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](`window.scrollTo(0, 0); true`)); err != nil {
+		t.Fatal(err)
+	}
+	thumb("on the phone again")
+	approveInBrowser(ctx, t, back, redirect, state)
 }

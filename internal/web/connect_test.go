@@ -367,7 +367,7 @@ func TestScopeUpgrade(t *testing.T) {
 			t.Fatalf("bills: %d", status)
 		}
 		cp, token := b.consent(env.connectPath(clientCallback, "second-state-123"))
-		news := regexp.MustCompile(`<li class="new"><span class="tag new">ใหม่ <span lang="en">new</span></span> ([^<]+)<br>`).FindAllStringSubmatch(cp.body, -1)
+		news := regexp.MustCompile(`<li class="new"><span class="tag new">ใหม่ <span lang="en">new</span></span> ([^<]+) · <span lang="en">`).FindAllStringSubmatch(cp.body, -1)
 		if len(news) != 1 || news[0][1] != "ดูการชำระเงินด้วย QR ของผู้เช่า (ข้อมูลการเงิน)" || !strings.Contains(cp.body, "Already connected") {
 			t.Fatalf("new scopes marked: %v\n%s", news, cp.body)
 		}
@@ -430,6 +430,45 @@ func TestPortalConsent(t *testing.T) {
 		_, token = b.consent(env.connectPath(callback, "any-portal-state"))
 		if p := b.answer(env.f.App.ID, token, "deny"); p.location != callback+"?error=access_denied&state=any-portal-state" {
 			t.Fatalf("deny: %q", p.location)
+		}
+	})
+}
+
+// The consent page of an application asking for every scope groups them
+// by resource, each group saying how far it goes, and keeps every scope's
+// own words; the decision is one block at the end of the form, which the
+// stylesheet keeps at the bottom of the screen.
+func TestConsentGroupsScopes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		env := newConnectEnv(t, e, rental.AllScopes)
+		b := env.landlord("Somchai", "somchai@example.com")
+		cp, _ := b.consent(env.connectPath(clientCallback, "grouped-state-1"))
+		groups := regexp.MustCompile(`<h3>([^<]+) <span lang="en">([^<]+)</span> <span class="tag access">([^<]+) <span lang="en">([^<]+)</span></span></h3>`).FindAllStringSubmatch(cp.body, -1)
+		var got []string
+		for _, g := range groups {
+			got = append(got, g[2]+": "+g[4])
+		}
+		want := []string{"Properties: read and write", "Rooms: read and write", "Tenants: read and write", "Meters: read and write", "Bills: read and write",
+			"Payments: read and write", "Messages to tenants: read and write", "Event notices (webhooks): write"}
+		if strings.Join(got, "; ") != strings.Join(want, "; ") {
+			t.Fatalf("groups %q", got)
+		}
+		for _, sc := range rental.AllScopes {
+			th, en := rental.ScopeText(sc)
+			if !strings.Contains(cp.body, html.EscapeString(th)+` · <span lang="en">`+html.EscapeString(en)+`</span>`) {
+				t.Errorf("the page leaves out what %s allows", sc)
+			}
+		}
+		if !regexp.MustCompile(`(?s)<div class="decide row">\s*<button name="decision" value="approve">.*<button name="decision" value="deny" class="secondary">.*</div>\s*</form>`).MatchString(cp.body) {
+			t.Errorf("the decision is not one block at the end of the form:\n%s", cp.body)
+		}
+
+		// Fewer scopes: read only, and write only.
+		env.setScopes(rental.Scopes{rental.ScopePropertiesRead, rental.ScopeBillsWrite})
+		cp, _ = b.consent(env.connectPath(clientCallback, "grouped-state-2"))
+		if !strings.Contains(cp.body, `Properties</span> <span class="tag access">ดูอย่างเดียว <span lang="en">read only</span>`) ||
+			!strings.Contains(cp.body, `Bills</span> <span class="tag access">แก้ไข <span lang="en">write</span>`) || strings.Contains(cp.body, "Rooms") {
+			t.Fatalf("two scopes:\n%s", cp.body)
 		}
 	})
 }

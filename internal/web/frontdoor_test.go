@@ -22,8 +22,10 @@ import (
 // makes a live key for that account in the portal and it works against the
 // API; the landlord disconnects in /app and the same call gets 403
 // account_access_revoked; a second approval gives back the same acct_ ID
-// and the key works again. The sign-up, sign-in, password and not-found
-// pages are photographed on the way, on a phone and a laptop.
+// and the key works again. The new application comes with a test key,
+// shown once (a reload of its page says so). The sign-up, sign-in,
+// password and not-found pages are photographed on the way, on a phone and
+// a laptop, and axe-core checks every page on the way at both sizes.
 func TestFrontDoorInChromium(t *testing.T) {
 	path := chromium(t)
 	back := make(chan url.Values, 4)
@@ -64,19 +66,31 @@ func TestFrontDoorInChromium(t *testing.T) {
 		chromedp.SendKeys(`input[name="password"]`, "a long developer password"),
 		chromedp.Click(`form[action="/portal/signup"] button`),
 		chromedp.WaitVisible(`a[href="/portal/apps/new"]`),
-		chromedp.Navigate(p.base+"/portal/apps/new"),
-		chromedp.WaitVisible(`textarea[name="redirect_uris"]`),
+	)
+	accessibleAtBothSizes(ctx, t, "portal-empty")
+	run("new application form", chromedp.Navigate(p.base+"/portal/apps/new"), chromedp.WaitVisible(`textarea[name="redirect_uris"]`))
+	accessibleAtBothSizes(ctx, t, "new-app")
+	run("new application",
 		chromedp.SendKeys(`input[name="name"]`, "Dorm Books"),
 		chromedp.SendKeys(`input[name="company"]`, "Dorm Books Co., Ltd."),
 		chromedp.SetValue(`textarea[name="redirect_uris"]`, redirect),
 		chromedp.Click(`form[action="/portal/apps/new"] button`),
-		chromedp.WaitVisible(`#settings`),
+		chromedp.WaitVisible(`#secret`),
 	)
-	m := regexp.MustCompile(`/portal/apps/(app_[a-z0-9]+)`).FindStringSubmatch(location())
+	// The application comes with a test key, shown once, that works.
+	m := regexp.MustCompile(`/portal/apps/(app_[a-z0-9]+)/keys/key_[a-z0-9]+/secret\?done=app_created$`).FindStringSubmatch(location())
 	if m == nil {
 		t.Fatalf("after creating the application the browser is at %s", location())
 	}
 	app := m[1]
+	testKey, err := chromedp.Run(ctx, chromedp.Text(`#secret`))
+	if testKey = strings.TrimSpace(testKey); err != nil || !strings.HasPrefix(testKey, "svc_test_") {
+		t.Fatalf("the test key on screen: %q (%v)", testKey, err)
+	}
+	wantAPI(t, callAPI(t, p.base, testKey, "GET", "/v1/properties", ""), http.StatusOK, "")
+	shoot(ctx, t, "app-created")
+	run("the new key's page, reloaded", chromedp.Reload(), chromedp.WaitVisible(`#gone`))
+	shoot(ctx, t, "key-shown-already")
 
 	// The landlord follows the connect link, signs up and approves.
 	connect := func(state string) string {
@@ -84,23 +98,30 @@ func TestFrontDoorInChromium(t *testing.T) {
 	}
 	run("the connect link, signed out", chromedp.Navigate(connect("front-door-state-1")), chromedp.WaitVisible(`form[action="/app/signin"]`))
 	shoot(ctx, t, "signin")
-	run("landlord sign-up",
-		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch),
+	run("landlord sign-up page",
 		chromedp.Click(`a[href^="/app/signup"]`),
 		chromedp.WaitVisible(`input[name="name"]`),
+	)
+	accessibleAtBothSizes(ctx, t, "landlord-signup")
+	run("landlord sign-up",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch),
 		chromedp.SendKeys(`input[name="name"]`, "หอพักบ้านสุข Baan Suk"),
 		chromedp.SendKeys(`input[name="email"]`, "somchai@baansuk.example"),
 		chromedp.SendKeys(`input[name="password"]`, "a long landlord password"),
 		chromedp.Click(`form[action="/app/signup"] button`),
 		chromedp.WaitVisible(`button[value="approve"]`),
 	)
+	accessibleAtBothSizes(ctx, t, "consent")
 	account := approveInBrowser(ctx, t, back, redirect, "front-door-state-1")
 
 	// The developer makes a live key bound to that account.
-	run("live key",
+	run("live key form",
 		chromedp.EmulateViewport(1280, 800),
 		chromedp.Navigate(p.base+"/portal/apps/"+app+"/keys/new"),
 		chromedp.WaitVisible(`select[name="account"]`),
+	)
+	accessibleAtBothSizes(ctx, t, "new-live-key")
+	run("live key",
 		chromedp.SendKeys(`input[name="name"]`, "Production"),
 		chromedp.Click(`input[name="mode"][value="live"]`),
 		chromedp.SetValue(`select[name="account"]`, account),
@@ -111,13 +132,14 @@ func TestFrontDoorInChromium(t *testing.T) {
 	if key = strings.TrimSpace(key); err != nil || !strings.HasPrefix(key, "svc_live_") {
 		t.Fatalf("the live key on screen: %q (%v)", key, err)
 	}
+	accessibleAtBothSizes(ctx, t, "live-key-created")
 	wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/properties", ""), http.StatusOK, "")
 	wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/account", account), http.StatusOK, "")
 
 	// The landlord disconnects the application in /app.
+	run("the landlord's account", chromedp.Navigate(p.base+"/app"), chromedp.WaitVisible(`#connections`))
+	accessibleAtBothSizes(ctx, t, "landlord-app")
 	run("disconnect",
-		chromedp.Navigate(p.base+"/app"),
-		chromedp.WaitVisible(`#connections`),
 		chromedp.Click(`form[action="/app/connections/`+account+`/disconnect"] button`),
 		chromedp.WaitVisible(`form[method="post"][action="/app/connections/`+account+`/disconnect"]`),
 	)
@@ -126,6 +148,7 @@ func TestFrontDoorInChromium(t *testing.T) {
 		chromedp.Click(`form[method="post"][action="/app/connections/`+account+`/disconnect"] button`),
 		chromedp.WaitVisible(`.flash`),
 	)
+	accessibleAtBothSizes(ctx, t, "landlord-disconnected")
 	wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/properties", ""), http.StatusForbidden, "account_access_revoked")
 
 	// Approving again relinks the same account, and the key works again.
@@ -159,6 +182,7 @@ func TestFrontDoorInChromium(t *testing.T) {
 	}
 	shoot(ctx, t, "linked")
 	run("the application page", chromedp.Navigate(p.base+"/portal/apps/"+app), chromedp.WaitVisible(`#settings`))
+	accessibleAtBothSizes(ctx, t, "portal-app")
 	html, err := chromedp.Run(ctx, chromedp.OuterHTML(`main`))
 	k := keyIDs.FindStringSubmatch(html)
 	if err != nil || k == nil {

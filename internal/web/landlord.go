@@ -77,6 +77,8 @@ type receiverView struct {
 	Set            bool
 	KindTH, KindEN string
 	ID, Ref2       string
+	// Name is the account holder's, as the landlord gave it.
+	Name string
 }
 
 // kindView is one kind of PromptPay receiver on the form.
@@ -94,7 +96,7 @@ var receiverKinds = []kindView{
 }
 
 // receiverForm is what the landlord typed, kept for the form shown again.
-type receiverForm struct{ Kind, ID, Ref2 string }
+type receiverForm struct{ Kind, ID, Ref2, Name string }
 
 // connectionView is one connected application.
 type connectionView struct {
@@ -108,6 +110,39 @@ type connectionView struct {
 type scopeView struct {
 	Name, TH, EN string
 	New          bool
+}
+
+// grantView is what an application asks of one resource on the consent
+// page: the resource, how far the access goes in words, and each scope in
+// its own words; New says some of them the landlord has not granted before.
+type grantView struct {
+	TH, EN             string
+	AccessTH, AccessEN string
+	Scopes             []scopeView
+	New                bool
+}
+
+// grantViews groups scopes by resource (rental.GroupScopes), marking those
+// in fresh new.
+func grantViews(scopes, fresh rental.Scopes) []grantView {
+	groups := rental.GroupScopes(scopes)
+	out := make([]grantView, 0, len(groups))
+	for _, g := range groups {
+		v := grantView{TH: g.TH, EN: g.EN, Scopes: scopeViews(g.Scopes, fresh)}
+		switch {
+		case g.Read && g.Write:
+			v.AccessTH, v.AccessEN = "ดูและแก้ไข", "read and write"
+		case g.Read:
+			v.AccessTH, v.AccessEN = "ดูอย่างเดียว", "read only"
+		default:
+			v.AccessTH, v.AccessEN = "แก้ไข", "write"
+		}
+		for _, sc := range v.Scopes {
+			v.New = v.New || sc.New
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 func scopeViews(scopes, fresh rental.Scopes) []scopeView {
@@ -137,8 +172,8 @@ func (s *site) appData(r *http.Request, landlordID string) (*appPage, error) {
 			QRPayments: p.QRPayments(), Current: p == l.Plan})
 	}
 	if rv := l.Receiver; rv != nil {
-		d.Receiver = receiverView{Set: true, ID: rv.ID, Ref2: rv.Ref2}
-		d.Form = receiverForm{Kind: rv.Kind, ID: rv.ID, Ref2: rv.Ref2}
+		d.Receiver = receiverView{Set: true, ID: rv.ID, Ref2: rv.Ref2, Name: l.ReceiverName}
+		d.Form = receiverForm{Kind: rv.Kind, ID: rv.ID, Ref2: rv.Ref2, Name: l.ReceiverName}
 		for _, k := range receiverKinds {
 			if k.Kind == rv.Kind {
 				d.Receiver.KindTH, d.Receiver.KindEN = k.TH, k.EN
@@ -209,34 +244,47 @@ var receiverFieldTH = map[string]string{
 	"kind": "เลือกประเภทบัญชีพร้อมเพย์",
 	"id":   "ตรวจสอบหมายเลขพร้อมเพย์อีกครั้ง",
 	"ref2": "Ref2 ใช้ได้เฉพาะตัวอักษร A-Z และตัวเลข ไม่เกิน 20 ตัว",
+	"name": "ใส่ชื่อเจ้าของบัญชีพร้อมเพย์ ตามที่แอปธนาคารแสดงก่อนโอน",
 }
 
-// handlePromptPay sets where the landlord's QRs pay into. A value that is
-// no PromptPay receiver is the form again, as typed, with what to fix.
-// Ref2 belongs to a biller only and is left out for any other kind.
+// handlePromptPay sets where the landlord's QRs pay into, and the account
+// holder's name, which the payment page shows tenants as their bank app
+// shows it before a transfer (so here it is required). A value that is no
+// PromptPay receiver, or no name, is the form again, as typed, with what
+// to fix. Ref2 belongs to a biller only and is left out for any other kind.
 func (s *site) handlePromptPay(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
 	if err := form(w, r); err != nil {
 		s.fail(w, r, landlordArea, err)
 		return
 	}
-	in := receiverForm{Kind: r.PostForm.Get("kind"), ID: strings.TrimSpace(r.PostForm.Get("id")), Ref2: strings.TrimSpace(r.PostForm.Get("ref2"))}
+	in := receiverForm{Kind: r.PostForm.Get("kind"), ID: strings.TrimSpace(r.PostForm.Get("id")), Ref2: strings.TrimSpace(r.PostForm.Get("ref2")),
+		Name: strings.TrimSpace(r.PostForm.Get("name"))}
 	rv := promptpay.Receiver{Kind: in.Kind, ID: in.ID}
 	if in.Kind == promptpay.Biller {
 		rv.Ref2 = in.Ref2
 	}
+	err := rental.CheckReceiverName(in.Name)
+	if err == nil {
+		err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
+			_, err := tx.SetPromptPay(r.Context(), p.LandlordID, rv, in.Name)
+			return err
+		})
+	}
+	field, msg := "", ""
 	var fe *promptpay.FieldError
-	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
-		_, err := tx.SetPromptPay(r.Context(), p.LandlordID, rv)
-		return err
-	})
 	if errors.As(err, &fe) {
+		field, msg = fe.Field, sentence(fe.Message)
+	} else if e, ok := rental.AsError(err); ok && e.Kind == rental.KindInvalid {
+		field, msg = e.Param, "The account holder's name: "+e.Message
+	}
+	if field != "" {
 		d, derr := s.appData(r, p.LandlordID)
 		if derr != nil {
 			s.fail(w, r, landlordArea, derr)
 			return
 		}
 		d.Form = in
-		d.FormError = receiverFieldTH[fe.Field] + " · " + sentence(fe.Message)
+		d.FormError = receiverFieldTH[field] + " · " + msg
 		s.showApp(w, r, p, http.StatusBadRequest, d, "")
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
@@ -136,27 +137,27 @@ func TestLandlordApp(t *testing.T) {
 
 		// PromptPay: wrong input is the form again, as typed, saying what
 		// to fix; a biller keeps its Ref2; a mobile number is normalised.
-		bad := b.post("/app/promptpay", url.Values{"kind": {"mobile"}, "id": {"12345"}})
+		bad := b.post("/app/promptpay", url.Values{"kind": {"mobile"}, "id": {"12345"}, "name": {"สมชาย ใจดี"}})
 		if bad.status != http.StatusBadRequest || !strings.Contains(bad.body, "ตรวจสอบหมายเลขพร้อมเพย์อีกครั้ง · Mobile number must be 10 digits") ||
 			!strings.Contains(bad.body, `name="id" value="12345"`) || !strings.Contains(bad.body, `<option value="mobile" selected>`) {
 			t.Fatalf("bad mobile: %d %s", bad.status, bad.body)
 		}
-		if p := b.post("/app/promptpay", url.Values{"kind": {"biller"}, "id": {"01055"}}); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Biller ID must be") {
+		if p := b.post("/app/promptpay", url.Values{"kind": {"biller"}, "id": {"01055"}, "name": {"Baan Suk Co."}}); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Biller ID must be") {
 			t.Fatalf("short biller: %d", p.status)
 		}
-		if p := b.post("/app/promptpay", url.Values{"kind": {"bank"}, "id": {"0812345678"}}); p.status != http.StatusBadRequest || !strings.Contains(p.body, "เลือกประเภทบัญชีพร้อมเพย์") {
+		if p := b.post("/app/promptpay", url.Values{"kind": {"bank"}, "id": {"0812345678"}, "name": {"สมชาย ใจดี"}}); p.status != http.StatusBadRequest || !strings.Contains(p.body, "เลือกประเภทบัญชีพร้อมเพย์") {
 			t.Fatalf("unknown kind: %d", p.status)
 		}
-		if p := b.post("/app/promptpay", url.Values{"kind": {"biller"}, "id": {"010553300012345"}, "ref2": {"room-a1"}}); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Ref2") {
+		if p := b.post("/app/promptpay", url.Values{"kind": {"biller"}, "id": {"010553300012345"}, "ref2": {"room-a1"}, "name": {"Baan Suk Co."}}); p.status != http.StatusBadRequest || !strings.Contains(p.body, "Ref2") {
 			t.Fatalf("Ref2 with a dash: %d", p.status)
 		}
-		if p := b.post("/app/promptpay", url.Values{"kind": {"biller"}, "id": {"010553300012345"}, "ref2": {"roomA1"}}); p.status != http.StatusSeeOther || p.location != "/app?done=promptpay" {
+		if p := b.post("/app/promptpay", url.Values{"kind": {"biller"}, "id": {"010553300012345"}, "ref2": {"roomA1"}, "name": {"Baan Suk Co."}}); p.status != http.StatusSeeOther || p.location != "/app?done=promptpay" {
 			t.Fatalf("biller: %d %s", p.status, p.body)
 		}
 		if l, err := e.DB.Read().Landlord(ctx, acct.LandlordID); err != nil || l.Receiver.Kind != "biller" || l.Receiver.ID != "010553300012345" || l.Receiver.Ref2 != "ROOMA1" {
 			t.Fatalf("biller receiver %+v (%v)", l.Receiver, err)
 		}
-		if p := b.post("/app/promptpay", url.Values{"kind": {"mobile"}, "id": {"+66 81 234 5678"}, "ref2": {"LEFTOVER"}}); p.status != http.StatusSeeOther {
+		if p := b.post("/app/promptpay", url.Values{"kind": {"mobile"}, "id": {"+66 81 234 5678"}, "ref2": {"LEFTOVER"}, "name": {"สมชาย ใจดี"}}); p.status != http.StatusSeeOther {
 			t.Fatalf("mobile: %d %s", p.status, p.body)
 		}
 		home = b.get("/app?done=promptpay")
@@ -204,6 +205,56 @@ func TestLandlordApp(t *testing.T) {
 		}
 		if p := b.get("/app?done=%3Cscript%3E"); strings.Contains(p.body, "<script>") || strings.Contains(p.body, `class="flash"`) {
 			t.Fatal("the address made the page say something")
+		}
+	})
+}
+
+// The landlord gives the PromptPay account holder's name beside the
+// number in /app: it is required (the form comes back, as typed, saying
+// so), kept, and shown; a name that is no one-line text is refused the
+// same way, never a 500. A receiver saved before names were asked for is
+// flagged until it is saved again.
+func TestLandlordPromptPayName(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		env := newConnectEnv(t, e, rental.Scopes{rental.ScopePropertiesRead})
+		b := env.landlord("Somchai", "somchai@example.com")
+		p, _, err := e.DB.Read().PersonByEmail(ctx, rental.PersonLandlord, "somchai@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"", "   ", "Som\nchai", "Som\u202echai", strings.Repeat("ก", rental.MaxNameLen+1)} {
+			bad := b.post("/app/promptpay", url.Values{"kind": {"mobile"}, "id": {"081-234-5678"}, "name": {name}})
+			if bad.status != http.StatusBadRequest || !strings.Contains(bad.body, "ใส่ชื่อเจ้าของบัญชีพร้อมเพย์") || !strings.Contains(bad.body, "The account holder&#39;s name") ||
+				!strings.Contains(bad.body, `name="id" value="081-234-5678"`) {
+				t.Fatalf("name %q: %d\n%s", name, bad.status, bad.body)
+			}
+		}
+		if l, err := e.DB.Read().Landlord(ctx, p.LandlordID); err != nil || l.Receiver != nil || l.ReceiverName != "" {
+			t.Fatalf("a refused form saved %+v (%v)", l, err)
+		}
+		// A receiver from before (the admin tool sets none): flagged.
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.SetPromptPay(ctx, p.LandlordID, promptpay.Receiver{Kind: promptpay.Mobile, ID: "0812345678"}, "")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if home := b.get("/app"); !strings.Contains(home.body, "No account holder's name yet") {
+			t.Fatalf("a receiver without a name is not flagged:\n%s", home.body)
+		}
+		ok := b.post("/app/promptpay", url.Values{"kind": {"mobile"}, "id": {"081-234-5678"}, "name": {"  สมชาย ใจดี  "}})
+		if ok.status != http.StatusSeeOther || ok.location != "/app?done=promptpay" {
+			t.Fatalf("with a name: %d %s", ok.status, ok.body)
+		}
+		if l, err := e.DB.Read().Landlord(ctx, p.LandlordID); err != nil || l.ReceiverName != "สมชาย ใจดี" || l.Receiver.ID != "0812345678" {
+			t.Fatalf("saved %+v (%v)", l, err)
+		}
+		home := b.get("/app?done=promptpay")
+		if !strings.Contains(home.body, `<strong id="receiver-name">สมชาย ใจดี</strong>`) || !strings.Contains(home.body, `name="name" value="สมชาย ใจดี"`) ||
+			strings.Contains(home.body, "No account holder") {
+			t.Fatalf("the name is not shown:\n%s", home.body)
 		}
 	})
 }

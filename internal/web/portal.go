@@ -21,7 +21,9 @@ import (
 // is the same 404 page as one that does not exist. A change is a POST (the
 // mux's protections refuse one from another site); a change that cannot be
 // undone is confirmed on a page of its own first, so nothing needs
-// JavaScript.
+// JavaScript. A POST that makes something answers with a redirect
+// (POST-redirect-GET), so reloading the page it leads to makes nothing
+// again; a secret made is shown once there (reveal.go).
 func (s *site) portalRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /portal", s.signedIn(portalArea, s.handlePortalHome))
 	mux.HandleFunc("GET /portal/apps/new", s.signedIn(portalArea, s.handleNewApp))
@@ -30,6 +32,7 @@ func (s *site) portalRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /portal/apps/{app_id}/settings", s.developerApp(s.handleAppSettings))
 	mux.HandleFunc("GET /portal/apps/{app_id}/keys/new", s.developerApp(s.handleNewKey))
 	mux.HandleFunc("POST /portal/apps/{app_id}/keys", s.developerApp(s.handleCreateKey))
+	mux.HandleFunc("GET /portal/apps/{app_id}/keys/{key_id}/secret", s.developerApp(s.handleKeySecret))
 	mux.HandleFunc("GET /portal/apps/{app_id}/keys/{key_id}/rotate", s.developerApp(s.handleConfirmKey(rotateKey)))
 	mux.HandleFunc("POST /portal/apps/{app_id}/keys/{key_id}/rotate", s.developerApp(s.handleRotateKey))
 	mux.HandleFunc("GET /portal/apps/{app_id}/keys/{key_id}/revoke", s.developerApp(s.handleConfirmKey(revokeKey)))
@@ -190,18 +193,35 @@ func (s *site) handleNewApp(w http.ResponseWriter, r *http.Request, p *rental.Pe
 	s.render(w, r, http.StatusOK, "appnew", portalPage(p, newAppForm(rental.ApplicationSettings{Scopes: reads})))
 }
 
-// handleCreateApp makes the application with its sandbox, and opens it.
-func (s *site) handleCreateApp(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+// firstKeyName names the test key a new application comes with.
+const firstKeyName = "Test key"
+
+// handleCreateApp makes the application with its sandbox and one test key
+// of all the application's scopes, in one transaction, and sends the
+// browser to the page that shows the key, once.
+func (s *site) handleCreateApp(w http.ResponseWriter, r *http.Request, p *rental.Person, session string) {
 	if err := form(w, r); err != nil {
 		s.fail(w, r, portalArea, err)
 		return
 	}
 	set, err := formSettings(r)
 	var app *rental.Application
+	var key *rental.APIKey
+	var text string
 	if err == nil {
+		var fingerprint string
+		if text, fingerprint, err = s.newSecret(rental.ModeTest); err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
 		err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
 			app, err = tx.CreateApplication(r.Context(), store.ApplicationSpec{DeveloperID: p.DeveloperID, Name: set.Name, Company: set.Company,
 				Description: set.Description, Scopes: set.Scopes, RedirectURIs: set.RedirectURIs})
+			if err != nil {
+				return err
+			}
+			key, err = tx.CreateAPIKey(r.Context(), store.NewKey{ApplicationID: app.ID, Name: firstKeyName, Mode: rental.ModeTest, Scopes: app.Scopes,
+				Fingerprint: fingerprint, Prefix: rental.KeyVisiblePrefix(text), Last4: rental.KeyLast4(text)})
 			return err
 		})
 	}
@@ -211,11 +231,14 @@ func (s *site) handleCreateApp(w http.ResponseWriter, r *http.Request, p *rental
 		s.render(w, r, status, "appnew", pg)
 		return
 	}
+	if err == nil {
+		err = s.keepReveal(w, session, key.ID, reveal{Secret: text})
+	}
 	if err != nil {
 		s.fail(w, r, portalArea, err)
 		return
 	}
-	http.Redirect(w, r, "/portal/apps/"+app.ID+"?done=app_created", http.StatusSeeOther)
+	http.Redirect(w, r, keySecretPath(app.ID, key.ID)+"?done=app_created", http.StatusSeeOther)
 }
 
 // keyRow is a key as listed: never its secret, only the parts kept in
@@ -416,7 +439,8 @@ func (s *site) handleNewKey(w http.ResponseWriter, r *http.Request, p *rental.Pe
 	s.render(w, r, http.StatusOK, "keynew", portalPage(p, f))
 }
 
-// keySecret is the page that shows a new key's secret, once.
+// keySecret is the page that shows a new key's secret, once; a second
+// look finds it gone (Secret empty).
 type keySecret struct {
 	App    *rental.Application
 	Key    keyRow
@@ -435,9 +459,14 @@ func (s *site) newSecret(mode rental.Mode) (text, fingerprint string, err error)
 	return text, s.secret.Fingerprint(text), nil
 }
 
-// handleCreateKey makes a key by the rules of keys and shows its secret,
-// this once.
-func (s *site) handleCreateKey(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string, app *rental.Application) {
+// keySecretPath is the page that shows a key's secret once.
+func keySecretPath(appID, keyID string) string {
+	return "/portal/apps/" + appID + "/keys/" + keyID + "/secret"
+}
+
+// handleCreateKey makes a key by the rules of keys and sends the browser
+// to the page that shows its secret, once.
+func (s *site) handleCreateKey(w http.ResponseWriter, r *http.Request, p *rental.Person, session string, app *rental.Application) {
 	if err := form(w, r); err != nil {
 		s.fail(w, r, portalArea, err)
 		return
@@ -484,11 +513,46 @@ func (s *site) handleCreateKey(w http.ResponseWriter, r *http.Request, p *rental
 		s.render(w, r, status, "keynew", pg)
 		return
 	}
+	if err == nil {
+		err = s.keepReveal(w, session, key.ID, reveal{Secret: text})
+	}
 	if err != nil {
 		s.fail(w, r, portalArea, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "keysecret", portalPage(p, keySecret{App: app, Key: newKeyRow(*key, s.now()), Secret: text, PublicURL: s.publicURL}))
+	http.Redirect(w, r, keySecretPath(app.ID, key.ID), http.StatusSeeOther)
+}
+
+// handleKeySecret shows a key made (or rotated) by this session with its
+// secret, the one time, and for a successor the key it replaced with its
+// new end; any later look says the secret was shown and is not kept (410),
+// with the key's settings still.
+func (s *site) handleKeySecret(w http.ResponseWriter, r *http.Request, p *rental.Person, session string, app *rental.Application) {
+	k, err := appKey(r, s.db.Read(), app)
+	if err != nil {
+		s.fail(w, r, portalArea, err)
+		return
+	}
+	now := s.now()
+	v := keySecret{App: app, Key: newKeyRow(*k, now), PublicURL: s.publicURL}
+	shown, ok := s.takeReveal(w, r, session, k.ID)
+	if !ok {
+		s.render(w, r, http.StatusGone, "keysecret", portalPage(p, v))
+		return
+	}
+	v.Secret = shown.Secret
+	if k.RotatedFrom != "" {
+		old, err := s.db.Read().GetAPIKey(r.Context(), app.ID, k.RotatedFrom)
+		if err != nil {
+			s.fail(w, r, portalArea, err)
+			return
+		}
+		row := newKeyRow(*old, now)
+		v.Old = &row
+	}
+	pg := portalPage(p, v)
+	pg.Flash = done[r.URL.Query().Get("done")]
+	s.render(w, r, http.StatusOK, "keysecret", pg)
 }
 
 // confirmation is the page that asks before a change that cannot be
@@ -546,10 +610,10 @@ func (s *site) handleConfirmKey(a confirmation) func(w http.ResponseWriter, r *h
 	}
 }
 
-// handleRotateKey makes the key's successor and shows its secret once;
-// the old key works 24 hours more.
-func (s *site) handleRotateKey(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string, app *rental.Application) {
-	var old, key *rental.APIKey
+// handleRotateKey makes the key's successor and sends the browser to the
+// page that shows its secret once; the old key works 24 hours more.
+func (s *site) handleRotateKey(w http.ResponseWriter, r *http.Request, _ *rental.Person, session string, app *rental.Application) {
+	var key *rental.APIKey
 	var text string
 	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
 		k, err := appKey(r, &tx.Queries, app)
@@ -560,19 +624,17 @@ func (s *site) handleRotateKey(w http.ResponseWriter, r *http.Request, p *rental
 		if text, fingerprint, err = s.newSecret(k.Mode); err != nil {
 			return err
 		}
-		if key, err = tx.RotateAPIKey(r.Context(), k.ID, fingerprint, rental.KeyVisiblePrefix(text), rental.KeyLast4(text)); err != nil {
-			return err
-		}
-		old, err = appKey(r, &tx.Queries, app)
+		key, err = tx.RotateAPIKey(r.Context(), k.ID, fingerprint, rental.KeyVisiblePrefix(text), rental.KeyLast4(text))
 		return err
 	})
+	if err == nil {
+		err = s.keepReveal(w, session, key.ID, reveal{Secret: text})
+	}
 	if err != nil {
 		s.fail(w, r, portalArea, err)
 		return
 	}
-	now := s.now()
-	oldRow := newKeyRow(*old, now)
-	s.render(w, r, http.StatusOK, "keysecret", portalPage(p, keySecret{App: app, Key: newKeyRow(*key, now), Secret: text, Old: &oldRow, PublicURL: s.publicURL}))
+	http.Redirect(w, r, keySecretPath(app.ID, key.ID), http.StatusSeeOther)
 }
 
 // handleRevokeKey stops a key at once; revoking it again changes nothing.

@@ -32,8 +32,9 @@ const overflowing = `(() => {
 
 // The portal's pages in Chromium, on a phone (390×844) and a desktop
 // (1280×800): the developer's applications, the new application form, an
-// application with keys of every status and linked accounts, and the page
-// that shows a new key once. Each renders with the stylesheet under the
+// application with keys of every status and linked accounts, the pages
+// that confirm a revocation and a disconnection, and the page that shows a
+// new key once. Each renders with the stylesheet under the
 // strict CSP, and nothing on it is wider than the window. The screenshots
 // go to the test's artifact directory (go test -artifacts keeps them).
 func TestPortalInChromium(t *testing.T) {
@@ -71,10 +72,10 @@ func TestPortalInChromium(t *testing.T) {
 	newKey(t, b, app, bound)
 	e.Clock.Advance(time.Minute)
 	newKey(t, b, app, keyForm("Old laptop", rental.ModeTest, rental.ScopePropertiesRead))
-	ids := keyIDs.FindAllStringSubmatch(b.get("/portal/apps/"+app).body, -1)
-	// Revoke "Old laptop", the newest, and rotate "Sandbox key", the oldest.
-	b.post("/portal/apps/"+app+"/keys/"+ids[0][1]+"/revoke", url.Values{})
-	b.post("/portal/apps/"+app+"/keys/"+ids[len(ids)-1][1]+"/rotate", url.Values{})
+	// Revoke "Old laptop" and rotate "Sandbox key".
+	body := b.get("/portal/apps/" + app).body
+	b.post("/portal/apps/"+app+"/keys/"+usableKeyNamed(t, body, "Old laptop")+"/revoke", url.Values{})
+	b.post("/portal/apps/"+app+"/keys/"+usableKeyNamed(t, body, "Sandbox key")+"/rotate", url.Values{})
 
 	ctx := browse(t, path, 1280, 800, 90*time.Second)
 
@@ -91,6 +92,7 @@ func TestPortalInChromium(t *testing.T) {
 		if err != nil || over != "" {
 			t.Errorf("%s at %d px: wider than the window: %s (%v)", name, width, over, err)
 		}
+		accessible(ctx, t, name, width)
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +113,9 @@ func TestPortalInChromium(t *testing.T) {
 			{"home", "/portal", `.list`},
 			{"new-app", "/portal/apps/new", `textarea[name="redirect_uris"]`},
 			{"app", "/portal/apps/" + app, `#settings`},
-			{"new-key", "/portal/apps/" + app + "/keys/new", `input[name="expires"]`},
+			{"revoke", "/portal/apps/" + app + "/keys/" + usableKeyNamed(t, b.get("/portal/apps/"+app).body, "Nightly job") + "/revoke", `button.danger`},
+			{"disconnect", "/portal/apps/" + app + "/accounts/" + accounts[0].ID + "/disconnect", `button.danger`},
+			{"new-key", "/portal/apps/" + app + "/keys/new", `input[name="expires"]`}, // last: the key made below is made on it
 		}
 		for _, pg := range pages {
 			if err := chromedp.Do(ctx, view, chromedp.Navigate(p.base+pg.path), chromedp.WaitVisible(pg.wait)); err != nil {

@@ -84,13 +84,23 @@ func signIn(t *testing.T, b *browser, email string) {
 }
 
 var (
-	appPath    = regexp.MustCompile(`^/portal/apps/(app_[A-Za-z0-9]+)\?done=app_created$`)
+	appPath    = regexp.MustCompile(`^/portal/apps/(app_[A-Za-z0-9]+)/keys/(key_[A-Za-z0-9]+)/secret\?done=app_created$`)
+	keyPath    = regexp.MustCompile(`^/portal/apps/app_[A-Za-z0-9]+/keys/(key_[A-Za-z0-9]+)/secret$`)
 	secretText = regexp.MustCompile(`<p class="secret" id="secret">(svc_(?:test|live)_[A-Za-z0-9]{40})</p>`)
 	keyIDs     = regexp.MustCompile(`/keys/(key_[A-Za-z0-9]+)/rotate`)
 )
 
 // newApp creates an application in the portal and returns its ID.
 func newApp(t *testing.T, b *browser, scopes ...rental.Scope) string {
+	t.Helper()
+	app, _ := newAppKey(t, b, scopes...)
+	return app
+}
+
+// newAppKey creates an application in the portal and returns its ID and
+// the test key it comes with, read from the page the form's redirect
+// leads to, which shows it once.
+func newAppKey(t *testing.T, b *browser, scopes ...rental.Scope) (app, key string) {
 	t.Helper()
 	f := url.Values{"name": {"Dorm Books"}, "company": {"Baan Soft Co., Ltd."}, "description": {"Bookkeeping for dormitories"},
 		"redirect_uris": {"https://books.example.com/cb\r\n\r\nhttp://localhost:3000/cb\r\n"}}
@@ -102,19 +112,35 @@ func newApp(t *testing.T, b *browser, scopes ...rental.Scope) string {
 	if pg.status != http.StatusSeeOther || m == nil {
 		t.Fatalf("create application: %d %s\n%s", pg.status, pg.location, pg.body)
 	}
-	return m[1]
+	shown := b.get(pg.location)
+	k := secretText.FindStringSubmatch(shown.body)
+	if shown.status != http.StatusOK || k == nil || !strings.Contains(shown.body, "with the test key below") {
+		t.Fatalf("the new application's key: %d\n%s", shown.status, shown.body)
+	}
+	return m[1], k[1]
 }
 
 // newKey creates a key in the portal and returns its text, read from the
-// page that shows it once.
+// page the form's redirect leads to, which shows it once.
 func newKey(t *testing.T, b *browser, app string, f url.Values) string {
 	t.Helper()
-	pg := b.post("/portal/apps/"+app+"/keys", f)
-	m := secretText.FindStringSubmatch(pg.body)
-	if pg.status != http.StatusOK || m == nil {
-		t.Fatalf("create key: %d\n%s", pg.status, pg.body)
+	_, secret := madeKey(t, b, b.post("/portal/apps/"+app+"/keys", f))
+	return secret
+}
+
+// madeKey follows the redirect of a form that made a key (a new key, a
+// rotation) to the page that shows it, and returns that page and the key.
+func madeKey(t *testing.T, b *browser, pg page) (page, string) {
+	t.Helper()
+	if pg.status != http.StatusSeeOther || !keyPath.MatchString(pg.location) {
+		t.Fatalf("a key form answered %d %q, not a redirect to the key's page:\n%s", pg.status, pg.location, pg.body)
 	}
-	return m[1]
+	shown := b.get(pg.location)
+	m := secretText.FindStringSubmatch(shown.body)
+	if shown.status != http.StatusOK || m == nil {
+		t.Fatalf("the new key's page: %d\n%s", shown.status, shown.body)
+	}
+	return shown, m[1]
 }
 
 func keyForm(name string, mode rental.Mode, scopes ...rental.Scope) url.Values {
@@ -172,6 +198,21 @@ func wantAPI(t *testing.T, got apiAnswer, status int, code string) {
 	}
 }
 
+// usableKeyNamed is the ID of the first key of the name listed on an
+// application's page that can still be rotated (neither revoked nor
+// expired).
+func usableKeyNamed(t *testing.T, body, name string) string {
+	t.Helper()
+	for _, li := range strings.Split(body, `<li class="key">`)[1:] {
+		li, _, _ = strings.Cut(li, "</li>")
+		if m := keyIDs.FindStringSubmatch(li); m != nil && strings.Contains(li, "<strong>"+name+"</strong>") {
+			return m[1]
+		}
+	}
+	t.Fatalf("no usable key named %q on the page:\n%s", name, body)
+	return ""
+}
+
 // keySection is the part of an application's page that lists one key.
 func keySection(t *testing.T, body, keyID string) string {
 	t.Helper()
@@ -224,7 +265,7 @@ func TestPortalApplication(t *testing.T) {
 			t.Fatalf("sandbox properties: %d %s", props.status, props.data)
 		}
 		home := b.get("/portal")
-		if !strings.Contains(home.body, "Dorm Books") || !strings.Contains(home.body, "Keys</span> <strong>1</strong>") ||
+		if !strings.Contains(home.body, "Dorm Books") || !strings.Contains(home.body, "Keys</span> <strong>2</strong>") ||
 			!strings.Contains(home.body, "Linked accounts</span> <strong>0</strong>") || !strings.Contains(home.body, "2026-11-22 10:00") {
 			t.Fatalf("home:\n%s", home.body)
 		}
@@ -274,7 +315,7 @@ func TestPortalApplication(t *testing.T) {
 				t.Fatalf("forged scopes %v: %d\n%s", forged, pg.status, pg.body)
 			}
 		}
-		if n := len(keyIDs.FindAllString(b.get("/portal/apps/"+app).body, -1)); n != 1 {
+		if n := len(keyIDs.FindAllString(b.get("/portal/apps/"+app).body, -1)); n != 2 { // the application's own test key, and "Sandbox key"
 			t.Fatalf("%d keys after forged forms", n)
 		}
 
@@ -353,16 +394,14 @@ func TestPortalKeys(t *testing.T) {
 		}
 
 		// Rotation: the new key is shown once; both work for 24 hours.
-		id := keyIDs.FindStringSubmatch(b.get("/portal/apps/" + app).body)[1]
+		id := usableKeyNamed(t, b.get("/portal/apps/"+app).body, "CI")
 		if pg := b.get("/portal/apps/" + app + "/keys/" + id + "/rotate"); pg.status != http.StatusOK || !strings.Contains(pg.body, "24 hours") {
 			t.Fatalf("rotate confirmation: %d", pg.status)
 		}
-		rot := b.post("/portal/apps/"+app+"/keys/"+id+"/rotate", url.Values{})
-		m := secretText.FindStringSubmatch(rot.body)
-		if rot.status != http.StatusOK || m == nil || m[1] == key || !strings.Contains(rot.body, "keeps working until 2026-11-23 10:00") {
-			t.Fatalf("rotate: %d\n%s", rot.status, rot.body)
+		rot, next := madeKey(t, b, b.post("/portal/apps/"+app+"/keys/"+id+"/rotate", url.Values{}))
+		if next == key || !strings.Contains(rot.body, "keeps working until 2026-11-23 10:00") {
+			t.Fatalf("rotate:\n%s", rot.body)
 		}
-		next := m[1]
 		if li := keySection(t, b.get("/portal/apps/"+app).body, key); !strings.Contains(li, "expiring") || !strings.Contains(li, "2026-11-23 10:00") {
 			t.Fatalf("the rotated key is not listed as expiring:\n%s", li)
 		}
@@ -379,7 +418,7 @@ func TestPortalKeys(t *testing.T) {
 		}
 
 		// Revocation: refused at the next request, by this process and the other.
-		nextID := keyIDs.FindStringSubmatch(page.body)[1]
+		nextID := usableKeyNamed(t, page.body, "CI")
 		wantAPI(t, callAPI(t, other, next, "GET", "/v1/properties", ""), http.StatusOK, "")
 		if pg := b.get("/portal/apps/" + app + "/keys/" + nextID + "/revoke"); pg.status != http.StatusOK || !strings.Contains(pg.body, "cannot be undone") {
 			t.Fatalf("revoke confirmation: %d", pg.status)
@@ -639,5 +678,166 @@ func TestPortalLinkCookieOverHTTPS(t *testing.T) {
 	}
 	if pg := b.get("/portal/callback?error=access_denied&state=x"); len(pg.cookies) != 1 || pg.cookies[0].Name != c.Name || pg.cookies[0].MaxAge >= 0 {
 		t.Fatalf("the callback does not clear the cookie: %v", pg.cookies)
+	}
+}
+
+// A new application comes with one test key, of all the application's
+// scopes, shown once on the page the form's redirect leads to, and working
+// on the sandbox at once; a look at that page again shows it no more, and
+// makes no key.
+func TestPortalNewApplicationKey(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		p := newPortal(t, e)
+		b := p.developer("dev@example.com")
+		f := url.Values{"name": {"Dorm Books"}, "company": {"Baan Soft Co., Ltd."}, "scope": {"properties:read", "bills:read", "bills:write"}}
+		created := b.post("/portal/apps/new", f)
+		m := appPath.FindStringSubmatch(created.location)
+		if created.status != http.StatusSeeOther || m == nil || strings.Contains(created.body, rental.KeyPrefixTest) {
+			t.Fatalf("create application: %d %q\n%s", created.status, created.location, created.body)
+		}
+		app, keyID := m[1], m[2]
+		shown := b.get(created.location)
+		k := secretText.FindStringSubmatch(shown.body)
+		if shown.status != http.StatusOK || k == nil || !strings.HasPrefix(k[1], rental.KeyPrefixTest) ||
+			!strings.Contains(shown.body, "with the test key below") || !strings.Contains(shown.body, "Test key") {
+			t.Fatalf("the new application's key page: %d\n%s", shown.status, shown.body)
+		}
+		key := k[1]
+		var props []map[string]any
+		list := callAPI(t, p.base, key, "GET", "/v1/properties", "")
+		if json.Unmarshal(list.data, &props); list.status != http.StatusOK || len(props) != 2 {
+			t.Fatalf("the test key on the sandbox: %d %s", list.status, list.data)
+		}
+		stored, err := e.DB.Read().APIKeys(t.Context(), app)
+		if err != nil || len(stored) != 1 || stored[0].ID != keyID || stored[0].Mode != rental.ModeTest || stored[0].Name != "Test key" ||
+			stored[0].Scopes.String() != "properties:read bills:read bills:write" || stored[0].AccountID != "" || stored[0].ExpiresAt != nil {
+			t.Fatalf("the application's keys: %+v (%v)", stored, err)
+		}
+		for range 3 {
+			again := b.get(created.location)
+			if again.status != http.StatusGone || strings.Contains(again.body, key) || secretText.MatchString(again.body) || !strings.Contains(again.body, "was shown already") {
+				t.Fatalf("the key's page again: %d\n%s", again.status, again.body)
+			}
+		}
+		if keys, _ := e.DB.Read().APIKeys(t.Context(), app); len(keys) != 1 {
+			t.Fatalf("%d keys after looking again", len(keys))
+		}
+		if home := b.get("/portal"); !strings.Contains(home.body, "Keys</span> <strong>1</strong>") {
+			t.Fatalf("home:\n%s", home.body)
+		}
+	})
+}
+
+// Every form that makes a secret answers with a redirect (POST-redirect-
+// GET), and the page it leads to shows the secret once: reloading it makes
+// no key (three reloads, still one key) and shows the secret no more (410);
+// the secret goes there in a cookie of its own, HttpOnly, SameSite=Strict,
+// short-lived, sealed to the session that made it (another session of the
+// same developer cannot open it), and is never stored.
+func TestPortalSecretShownOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		p := newPortal(t, e)
+		b := p.developer("dev@example.com")
+		app := newApp(t, b, rental.AllScopes...)
+		count := func() int {
+			t.Helper()
+			keys, err := e.DB.Read().APIKeys(t.Context(), app)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return len(keys)
+		}
+
+		made := b.post("/portal/apps/"+app+"/keys", keyForm("Reloaded", rental.ModeTest, rental.ScopePropertiesRead))
+		if made.status != http.StatusSeeOther || !keyPath.MatchString(made.location) || secretText.MatchString(made.body) {
+			t.Fatalf("a new key answered %d %q\n%s", made.status, made.location, made.body)
+		}
+		if len(made.cookies) != 1 {
+			t.Fatalf("cookies %v", made.cookies)
+		}
+		c := made.cookies[0]
+		if !strings.HasPrefix(c.Name, "rentapi_shown_key_") || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" || c.MaxAge <= 0 || c.MaxAge > 600 ||
+			strings.Contains(c.Value, rental.KeyPrefixTest) {
+			t.Fatalf("the key's cookie %+v", c)
+		}
+		// Another session of the same developer, with the cookie copied,
+		// sees no secret.
+		other := newBrowser(t, p.base, nil)
+		signIn(t, other, "dev@example.com")
+		u, _ := url.Parse(p.base)
+		other.c.Jar.SetCookies(u, []*http.Cookie{{Name: c.Name, Value: c.Value, Path: "/"}})
+		if pg := other.get(made.location); pg.status != http.StatusGone || secretText.MatchString(pg.body) {
+			t.Fatalf("another session's look: %d\n%s", pg.status, pg.body)
+		}
+		shown := b.get(made.location)
+		m := secretText.FindStringSubmatch(shown.body)
+		if shown.status != http.StatusOK || m == nil || len(shown.cookies) != 1 || shown.cookies[0].Name != c.Name || shown.cookies[0].MaxAge >= 0 {
+			t.Fatalf("the key's page: %d %v\n%s", shown.status, shown.cookies, shown.body)
+		}
+		key := m[1]
+		wantAPI(t, callAPI(t, p.base, key, "GET", "/v1/account", ""), http.StatusOK, "")
+		for range 3 {
+			if pg := b.get(made.location); pg.status != http.StatusGone || strings.Contains(pg.body, key) || !strings.Contains(pg.body, "rotate the key") {
+				t.Fatalf("reloaded: %d\n%s", pg.status, pg.body)
+			}
+		}
+		// A cookie replayed (kept by a browser that ignores the clearing)
+		// shows it no more once it is over revealLife.
+		b.c.Jar.SetCookies(u, []*http.Cookie{{Name: c.Name, Value: c.Value, Path: "/"}})
+		e.Clock.Advance(6 * time.Minute)
+		if pg := b.get(made.location); pg.status != http.StatusGone || strings.Contains(pg.body, key) {
+			t.Fatalf("an old cookie replayed: %d", pg.status)
+		}
+		if n := count(); n != 2 {
+			t.Fatalf("%d keys after three reloads, want 2 (the application's own and this one)", n)
+		}
+
+		// A rotation too: the successor shown once, with the old key's end.
+		rot := b.post("/portal/apps/"+app+"/keys/"+usableKeyNamed(t, b.get("/portal/apps/"+app).body, "Reloaded")+"/rotate", url.Values{})
+		page, next := madeKey(t, b, rot)
+		if next == key || !strings.Contains(page.body, "The key's successor") || !strings.Contains(page.body, "keeps working until") {
+			t.Fatalf("the successor's page:\n%s", page.body)
+		}
+		for range 3 {
+			if pg := b.get(rot.location); pg.status != http.StatusGone || strings.Contains(pg.body, next) {
+				t.Fatalf("the successor's page reloaded: %d", pg.status)
+			}
+		}
+		if n := count(); n != 3 {
+			t.Fatalf("%d keys after a rotation and three reloads, want 3", n)
+		}
+		// Another developer's key page is not found, as any of theirs.
+		mallory := p.developer("mallory@example.com")
+		if pg := mallory.get(rot.location); pg.status != http.StatusNotFound {
+			t.Fatalf("another developer's key page: %d", pg.status)
+		}
+		if pg := b.get("/portal/apps/" + app + "/keys/key_nope/secret"); pg.status != http.StatusNotFound {
+			t.Fatalf("no such key: %d", pg.status)
+		}
+		// No key is kept in clear anywhere.
+		for table, row := range storetest.EveryRow(t, e.DB) {
+			if strings.Contains(row, key) || strings.Contains(row, next) {
+				t.Fatalf("table %s holds a key in clear", table)
+			}
+		}
+	})
+}
+
+// Over https the cookie that carries a made secret to its page is
+// __Host- prefixed and Secure, as the session's is.
+func TestPortalSecretCookieOverHTTPS(t *testing.T) {
+	hs, _ := site(t, true, nil)
+	b := newBrowser(t, hs.URL, hs.Client().Transport)
+	b.post("/portal/signup", url.Values{"name": {"Dev"}, "email": {"dev@example.com"}, "password": {"long enough pw"}})
+	made := b.post("/portal/apps/new", url.Values{"name": {"Dorm Books"}, "company": {"Baan Soft"}, "scope": {"bills:read"}})
+	if made.status != http.StatusSeeOther || len(made.cookies) != 1 {
+		t.Fatalf("new application: %+v", made)
+	}
+	c := made.cookies[0]
+	if !strings.HasPrefix(c.Name, "__Host-rentapi_shown_key_") || !c.Secure || !c.HttpOnly || c.Path != "/" || c.Domain != "" || c.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("the secret's cookie %+v", c)
+	}
+	if pg := b.get(made.location); pg.status != http.StatusOK || !secretText.MatchString(pg.body) {
+		t.Fatalf("the key's page over https: %d\n%s", pg.status, pg.body)
 	}
 }

@@ -88,7 +88,7 @@ func siteOver(t *testing.T, db *store.DB, tls bool, buckets bucket.Store) *httpt
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs.Config.Handler = web.New(web.Config{DB: db, PublicURL: base, Buckets: buckets}, srv)
+	hs.Config.Handler = web.New(web.Config{DB: db, PublicURL: base, Buckets: buckets, Secret: storetest.Secret(t)}, srv)
 	if tls {
 		hs.StartTLS()
 	} else {

@@ -521,7 +521,7 @@ func (s *site) handlePassword(a area) http.HandlerFunc {
 // name in ?done=: a fixed set, so an address cannot make a page say
 // anything else.
 var done = map[string]string{
-	"app_created":          "สร้างแอปพลิเคชันและแซนด์บ็อกซ์พร้อมข้อมูลตัวอย่างแล้ว สร้างคีย์ทดสอบได้เลย · The application and its sandbox with sample data are ready: create a test key.",
+	"app_created":          "สร้างแอปพลิเคชันและแซนด์บ็อกซ์พร้อมข้อมูลตัวอย่างแล้ว พร้อมคีย์ทดสอบด้านล่างสำหรับแซนด์บ็อกซ์ · The application and its sandbox with sample data are ready, with the test key below for the sandbox.",
 	"app_saved":            "บันทึกการตั้งค่าแล้ว · Settings saved.",
 	"key_revoked":          "เพิกถอนคีย์แล้ว คำขอถัดไปที่ใช้คีย์นี้จะถูกปฏิเสธ · The key is revoked: the next request with it is refused.",
 	"account_disconnected": "ยกเลิกการเชื่อมต่อแล้ว ข้อมูลของเจ้าของหอพักยังอยู่ · Disconnected: from the next request every key gets 403 account_access_revoked for this account. The landlord's data is kept.",

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
@@ -26,9 +27,18 @@ type view struct {
 	Paid     int64
 	Due      int64
 	Status   string // the bill's
+	// DueTH and DueEN are the bill's due date in Thai (Buddhist era) and
+	// English; Overdue says it has passed unpaid.
+	DueTH, DueEN string
+	Overdue      bool
+	// Payee is the PromptPay account holder the QR pays, as the landlord
+	// named it: the name the tenant's bank app shows before the transfer.
+	Payee string
 	// QR is the image path of the payment to pay, with its amount and the
-	// Bangkok time it expires; empty with NoQR set.
+	// Bangkok time it expires; empty with NoQR set. QRFile is the name the
+	// image is saved under on the phone.
 	QR        string
+	QRFile    string
 	Amount    int64
 	ExpiresAt string
 	Payload   string
@@ -44,8 +54,12 @@ type line struct {
 func newView(co *store.Checkout) view {
 	b := co.Bill
 	v := view{Sandbox: co.Sandbox, Property: co.Property.Name, Address: co.Property.Address, Room: co.Room.Number,
-		Total: b.Total, Paid: b.AmountPaid, Due: max(b.Total-b.AmountPaid, 0), Status: b.Status, NoQR: co.NoQR}
+		Total: b.Total, Paid: b.AmountPaid, Due: max(b.Total-b.AmountPaid, 0), Status: b.Status, NoQR: co.NoQR,
+		Overdue: b.Status == rental.BillOverdue, Payee: co.ReceiverName}
 	v.MonthEN, v.MonthTH = months(b.Month)
+	if day, err := time.ParseInLocation(time.DateOnly, b.DueDate, rental.Bangkok); err == nil {
+		v.DueTH, v.DueEN = dates(day)
+	}
 	v.Lines = []line{
 		{EN: "Rent", TH: "ค่าเช่าห้อง", Amount: b.Rent},
 		{EN: "Electricity", TH: "ค่าไฟฟ้า", Amount: b.Electricity.Amount,
@@ -63,10 +77,26 @@ func newView(co *store.Checkout) view {
 	v.Lines = append(v.Lines, water)
 	if p := co.Payment; p != nil {
 		v.QR = "/pay/" + tokenOf(p) + "/" + p.ID + ".png"
+		v.QRFile = qrFile(co.Room.Number, b.Month)
 		v.Amount, v.Payload = p.Amount, p.QRPayload
 		v.ExpiresAt = p.ExpiresAt.In(rental.Bangkok).Format("15:04")
 	}
 	return v
+}
+
+// qrFile is the name a payment's QR is saved under: the room and the
+// month, in letters and digits a phone's photo library keeps as they are.
+func qrFile(room, month string) string {
+	clean := strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-') {
+			return r
+		}
+		return '-'
+	}, room)
+	if clean = strings.Trim(clean, "-"); clean == "" {
+		clean = "room"
+	}
+	return "promptpay-" + clean + "-" + month + ".png"
 }
 
 // tokenOf is the token of the payment's page, from its URL.

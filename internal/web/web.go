@@ -136,6 +136,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 		browser.HandleFunc("POST "+endpoint, s.handleUpdateEndpoint())
 		browser.HandleFunc("POST "+endpoint+"/status", s.handleEndpointStatus())
 		browser.HandleFunc("POST "+endpoint+"/rotate", s.handleRotateSecret())
+		browser.HandleFunc("GET "+endpoint+"/secret", s.handleEndpointSecret())
 		browser.HandleFunc("POST "+endpoint+"/test", s.handleTestEvent())
 		browser.HandleFunc("GET "+endpoint+"/delete", s.handleDeletePage())
 		browser.HandleFunc("POST "+endpoint+"/delete", s.handleDeleteEndpoint())

@@ -3,11 +3,14 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"rentapi/internal/api"
+	"rentapi/internal/promptpay"
 	"rentapi/internal/promptpay/promptpaytest"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
@@ -26,10 +30,12 @@ import (
 // installs it); otherwise the browser test skips without one.
 const BrowserEnv = "RENTAPI_TEST_BROWSER"
 
-// chromium finds the browser to drive.
+// chromium finds the browser to drive, and makes sure axe-core is there
+// to check the pages it shows (axeSource).
 func chromium(t *testing.T) string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
 		if p, err := exec.LookPath(name); err == nil {
+			axeSource(t)
 			return p
 		}
 	}
@@ -54,7 +60,13 @@ func browse(t *testing.T, path string, width, height int, timeout time.Duration)
 // service runs the API and the pages over a fresh database and returns the
 // base URL and a sandbox test key.
 func service(t *testing.T) (string, string) {
-	e := storetest.SQLite(t)
+	base, key, _ := serviceOn(t, storetest.SQLite(t))
+	return base, key
+}
+
+// serviceOn runs the API and the pages over the engine's database and
+// returns the base URL, a sandbox test key and its fixture.
+func serviceOn(t *testing.T, e storetest.Engine) (string, string, storetest.Fixture) {
 	sec := storetest.Secret(t)
 	hs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(hs.Close)
@@ -66,7 +78,7 @@ func service(t *testing.T) (string, string) {
 	hs.Config.Handler = web.New(web.Config{DB: e.DB}, srv)
 	hs.Start()
 	f := storetest.NewFixture(t, e.DB, rental.PlanPro)
-	return base, f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest})
+	return base, f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeTest}), f
 }
 
 // call sends an API request and decodes the data of the answer.
@@ -95,9 +107,12 @@ func call(t *testing.T, base, key, method, path string) map[string]any {
 }
 
 // A tenant opens the payment link on a phone in Chromium: the page renders
-// with its stylesheet under the strict CSP, fits the screen, and shows a QR
-// that a scanner reads as the payment's PromptPay payload. The screenshot
-// goes to the test's artifact directory (go test -artifacts keeps it).
+// with its stylesheet under the strict CSP, fits the screen, says when the
+// bill is due and whom it pays, shows a QR that a scanner reads as the
+// payment's PromptPay payload, and links that image to save it. The
+// screenshots (the phone's, then at 390 and 1280 px with axe-core's
+// checks) go to the test's artifact directory (go test -artifacts keeps
+// them).
 func TestPaymentPageInChromium(t *testing.T) {
 	path := chromium(t)
 	base, key := service(t)
@@ -123,7 +138,8 @@ func TestPaymentPageInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	payment := call(t, base, key, "GET", "/v1/payments?bill_id="+bill["id"].(string))
-	for _, want := range []string{"สแกนเพื่อจ่ายด้วยพร้อมเพย์", "Scan to pay with PromptPay", "Test mode", "ค่าห้องเดือน", "Total"} {
+	for _, want := range []string{"สแกนเพื่อจ่ายด้วยพร้อมเพย์", "Scan to pay with PromptPay", "Test mode", "ค่าห้องเดือน", "Total",
+		"กำหนดชำระ", "Due ", "จ่ายให้", "Pay to", "บัญชีทดสอบ Sandbox (no real account)", "Save the QR to your phone"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("the page does not say %q:\n%s", want, text)
 		}
@@ -154,4 +170,74 @@ func TestPaymentPageInChromium(t *testing.T) {
 	if got := promptpaytest.Scan(t, qr); got != payment["qr_payload"] {
 		t.Fatalf("the QR on screen reads %q; the payment's payload is %q", got, payment["qr_payload"])
 	}
+	// The link that saves the QR is the image shown, named for the room
+	// and month.
+	save, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[document.getElementById("save-qr").href, document.getElementById("save-qr").download, document.getElementById("qr").src]`))
+	if err != nil || len(save) != 3 || save[0] != save[2] || !strings.HasPrefix(save[1], "promptpay-") || !strings.HasSuffix(save[1], ".png") {
+		t.Fatalf("the save link %v (%v)", save, err)
+	}
+	shoot(ctx, t, "payment")
+}
+
+// The payment page says when the bill is due and whom the QR pays, in Thai
+// and English, and links its QR image for saving to the phone: the PNG the
+// page shows, of the payment's payload. The name is the landlord's
+// PromptPay account holder's, as /app keeps it, so a new name shows at the
+// next look.
+func TestPaymentPageSaysWhoAndWhen(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		base, key, f := serviceOn(t, e)
+		bill := call(t, base, key, "GET", "/v1/bills?status=issued&limit=1")
+		link := call(t, base, key, "POST", "/v1/bills/"+bill["id"].(string)+"/payment-link")
+		get := func(path string) (int, http.Header, []byte) {
+			t.Helper()
+			resp, err := http.Get(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, resp.Header, b
+		}
+		status, _, body := get(link["url"].(string))
+		page := string(body)
+		due, err := time.Parse(time.DateOnly, bill["due_date"].(string))
+		if status != http.StatusOK || err != nil {
+			t.Fatalf("payment page: %d (%v)", status, err)
+		}
+		thai := []string{"มกราคม", "กุมภาพันธ์", "มีนาคม", "เมษายน", "พฤษภาคม", "มิถุนายน", "กรกฎาคม", "สิงหาคม", "กันยายน", "ตุลาคม", "พฤศจิกายน", "ธันวาคม"}
+		for _, want := range []string{
+			fmt.Sprintf("กำหนดชำระ %d %s %d", due.Day(), thai[due.Month()-1], due.Year()+543),
+			"Due " + due.Format("2 January 2006"),
+			`จ่ายให้ · <span lang="en">Pay to</span> <strong id="payee">บัญชีทดสอบ Sandbox (no real account)</strong>`,
+			"Your bank app shows the receiver's name before you confirm",
+			"บันทึก QR ลงเครื่อง", "Save the QR to your phone",
+		} {
+			if !strings.Contains(page, want) {
+				t.Errorf("the payment page does not say %q", want)
+			}
+		}
+		save := regexp.MustCompile(`<a class="button secondary save" id="save-qr" href="(/pay/[A-Za-z0-9_-]+/(pay_[A-Za-z0-9]+)\.png)" download="(promptpay-[A-Za-z0-9-]+-\d{4}-\d{2}\.png)">`).FindStringSubmatch(page)
+		if save == nil || !strings.Contains(page, `<img id="qr" src="`+save[1]+`"`) || save[3] != "promptpay-"+call(t, base, key, "GET", "/v1/rooms/"+bill["room_id"].(string))["number"].(string)+"-"+bill["month"].(string)+".png" {
+			t.Fatalf("no link to save the QR shown:\n%s", page)
+		}
+		status, hdr, png := get(base + save[1])
+		payment := call(t, base, key, "GET", "/v1/payments/"+save[2])
+		if status != http.StatusOK || hdr.Get("Content-Type") != "image/png" || promptpaytest.Scan(t, png) != payment["qr_payload"] {
+			t.Fatalf("the saved QR: %d %s", status, hdr.Get("Content-Type"))
+		}
+
+		// The name follows what the landlord keeps.
+		sandbox := f.Sandbox(t, e.DB)
+		err = e.DB.InTx(t.Context(), func(tx *store.Tx) error {
+			_, err := tx.SetPromptPay(t.Context(), sandbox.LandlordID, promptpay.Receiver{Kind: promptpay.Mobile, ID: "0812345678"}, "หอพักบ้านสุข <Baan Suk>")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, body := get(link["url"].(string)); !strings.Contains(string(body), `<strong id="payee">หอพักบ้านสุข &lt;Baan Suk&gt;</strong>`) {
+			t.Fatalf("the new name is not shown:\n%s", body)
+		}
+	})
 }

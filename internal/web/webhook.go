@@ -26,6 +26,9 @@ type hooks struct {
 	Mode rental.Mode
 	// Base is the mode's list, the root of its pages' paths.
 	Base string
+	// session is the developer's session, which a signing secret made on
+	// one page is shown to on the next (reveal.go).
+	session string
 }
 
 // Live reports whether the pages are of live mode.
@@ -116,7 +119,8 @@ type newEndpointView struct {
 	Types []string
 }
 
-// secretView shows a signing secret once, after a creation or rotation.
+// secretView shows a signing secret once, after a creation or rotation;
+// a second look finds it gone (the endpoint's Secret empty).
 type secretView struct {
 	hooks
 	Endpoint *rental.WebhookEndpoint
@@ -145,13 +149,13 @@ var errEndpointOff = rental.Conflict("webhook_endpoint_disabled",
 // hookPages runs h for a webhook page of the developer's own application
 // in the path's mode.
 func (s *site) hookPages(h func(w http.ResponseWriter, r *http.Request, pg page, hk hooks)) http.HandlerFunc {
-	return s.developerApp(func(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string, app *rental.Application) {
+	return s.developerApp(func(w http.ResponseWriter, r *http.Request, p *rental.Person, session string, app *rental.Application) {
 		mode := rental.Mode(r.PathValue("mode"))
 		if mode != rental.ModeTest && mode != rental.ModeLive {
 			s.fail(w, r, portalArea, rental.NotFound("page", ""))
 			return
 		}
-		hk := hooks{App: app, Mode: mode, Base: "/portal/apps/" + app.ID + "/webhooks/" + string(mode)}
+		hk := hooks{App: app, Mode: mode, Base: "/portal/apps/" + app.ID + "/webhooks/" + string(mode), session: session}
 		pg := page{Area: portalArea, Person: p, Flash: done[r.URL.Query().Get("done")]}
 		h(w, r, pg, hk)
 	})
@@ -223,9 +227,9 @@ func (s *site) handleNewEndpoint() http.HandlerFunc {
 	})
 }
 
-// handleCreateEndpoint creates an endpoint and shows its secret, once. A
-// refusal (the URL guard, the plan's limit, a bad value) is shown on the
-// form, which keeps what was typed.
+// handleCreateEndpoint creates an endpoint and sends the browser to the
+// page that shows its secret, once. A refusal (the URL guard, the plan's
+// limit, a bad value) is shown on the form, which keeps what was typed.
 func (s *site) handleCreateEndpoint() http.HandlerFunc {
 	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
 		if err := form(w, r); err != nil {
@@ -247,12 +251,34 @@ func (s *site) handleCreateEndpoint() http.HandlerFunc {
 			s.render(w, r, status, "webhook_new", pg)
 			return
 		}
+		if err == nil {
+			err = s.keepReveal(w, hk.session, e.ID, reveal{Secret: e.Secret})
+		}
 		if err != nil {
 			s.fail(w, r, portalArea, err)
 			return
 		}
-		pg.Data = secretView{hooks: hk, Endpoint: e}
-		s.render(w, r, http.StatusCreated, "webhook_secret", pg)
+		http.Redirect(w, r, hk.Base+"/"+e.ID+"/secret", http.StatusSeeOther)
+	})
+}
+
+// handleEndpointSecret shows an endpoint's signing secret made (or
+// rotated) by this session, the one time; any later look says it was
+// shown (410).
+func (s *site) handleEndpointSecret() http.HandlerFunc {
+	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
+		shown, ok := s.takeReveal(w, r, hk.session, e.ID)
+		e.Secret = shown.Secret
+		v := secretView{hooks: hk, Endpoint: e}
+		if shown.OldUntil != 0 {
+			v.Rotated, v.OldUntil = true, rental.UnixMilli(shown.OldUntil)
+		}
+		pg.Data = v
+		status := http.StatusOK
+		if !ok {
+			status = http.StatusGone
+		}
+		s.render(w, r, status, "webhook_secret", pg)
 	})
 }
 
@@ -334,8 +360,9 @@ func (s *site) handleEndpointStatus() http.HandlerFunc {
 	})
 }
 
-// handleRotateSecret gives the endpoint a new secret and shows it, once;
-// the old one keeps signing for rental.SecretOverlap.
+// handleRotateSecret gives the endpoint a new secret and sends the browser
+// to the page that shows it, once; the old one keeps signing for
+// rental.SecretOverlap.
 func (s *site) handleRotateSecret() http.HandlerFunc {
 	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
 		var rotated *rental.WebhookEndpoint
@@ -343,13 +370,14 @@ func (s *site) handleRotateSecret() http.HandlerFunc {
 			rotated, err = tx.RotateSecret(r.Context(), hk.App.ID, hk.Mode, e.ID, s.secret)
 			return err
 		})
+		if err == nil {
+			err = s.keepReveal(w, hk.session, e.ID, reveal{Secret: rotated.Secret, OldUntil: rotated.UpdatedAt.Add(rental.SecretOverlap).UnixMilli()})
+		}
 		if err != nil {
 			s.fail(w, r, portalArea, err)
 			return
 		}
-		pg.Data = secretView{hooks: hk, Endpoint: rotated, Rotated: true,
-			OldUntil: rental.Time{Time: rotated.UpdatedAt.Add(rental.SecretOverlap)}}
-		s.render(w, r, http.StatusOK, "webhook_secret", pg)
+		http.Redirect(w, r, hk.Base+"/"+e.ID+"/secret", http.StatusSeeOther)
 	})
 }
 

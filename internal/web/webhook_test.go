@@ -101,6 +101,17 @@ func wantPage(t *testing.T, p page, status int, want ...string) {
 	}
 }
 
+// madeSecret follows the redirect of a form that made a signing secret (a
+// new endpoint, a rotation) to the page that shows it once, and returns
+// that page.
+func madeSecret(t *testing.T, b *browser, p page) page {
+	t.Helper()
+	if p.status != http.StatusSeeOther || !strings.HasSuffix(p.location, "/secret") {
+		t.Fatalf("answer %d to %q, want a 303 to the secret's page: %.1000s", p.status, p.location, p.body)
+	}
+	return b.get(p.location)
+}
+
 // wantRedirect checks a 303 to a path starting with prefix.
 func wantRedirect(t *testing.T, p page, prefix string) {
 	t.Helper()
@@ -125,9 +136,9 @@ func TestWebhookPortal(t *testing.T) {
 		wantPage(t, dev.get(dev.hooks), http.StatusOK, "No endpoints in this mode yet", "Reset the sandbox")
 		wantPage(t, dev.get(dev.hooks+"/new"), http.StatusOK, `name="url"`, `value="bill.created"`, `value="*" checked`)
 
-		created := dev.post(dev.hooks, url.Values{"url": {"https://hooks.example.com/rentapi"},
-			"enabled_events": {"bill.created", "payment.paid"}, "description": {"บัญชี sync"}})
-		wantPage(t, created, http.StatusCreated, "https://hooks.example.com/rentapi", "it is not shown again")
+		created := madeSecret(t, dev.browser, dev.post(dev.hooks, url.Values{"url": {"https://hooks.example.com/rentapi"},
+			"enabled_events": {"bill.created", "payment.paid"}, "description": {"บัญชี sync"}}))
+		wantPage(t, created, http.StatusOK, "https://hooks.example.com/rentapi", "it is not shown again")
 		m := secretShown.FindStringSubmatch(created.body)
 		if m == nil {
 			t.Fatalf("no secret shown: %s", created.body)
@@ -172,7 +183,7 @@ func TestWebhookPortal(t *testing.T) {
 		}
 
 		// Rotate: a new secret, shown once; the old one still signs.
-		rotated := dev.post(path+"/rotate", url.Values{})
+		rotated := madeSecret(t, dev.browser, dev.post(path+"/rotate", url.Values{}))
 		wantPage(t, rotated, http.StatusOK, "New signing secret", "24 hours")
 		m = secretShown.FindStringSubmatch(rotated.body)
 		if m == nil || m[1] == first {
@@ -234,7 +245,7 @@ func TestWebhookPortal(t *testing.T) {
 		// the sandbox is not one.
 		live := "/portal/apps/" + dev.app.ID + "/webhooks/live"
 		wantPage(t, dev.get(live), http.StatusOK, "No endpoints in this mode yet")
-		wantPage(t, dev.post(live, url.Values{"url": {"https://live.example.com/hook"}, "enabled_events": {"*"}}), http.StatusCreated, "whsec_")
+		wantPage(t, madeSecret(t, dev.browser, dev.post(live, url.Values{"url": {"https://live.example.com/hook"}, "enabled_events": {"*"}})), http.StatusOK, "whsec_")
 		lep := dev.endpoints(t, rental.ModeLive)[0].ID
 		wantPage(t, dev.get(live+"/"+lep), http.StatusOK, "link one to the application first")
 		acct := storetest.Fixture{App: dev.app}.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
@@ -299,6 +310,55 @@ func TestWebhookPortal(t *testing.T) {
 	})
 }
 
+// Creating an endpoint and rotating its secret answer with a redirect to
+// the page that shows the signing secret once: reloading it makes no
+// endpoint and shows no secret (410), and no other session sees it.
+func TestWebhookSecretShownOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		hs := hookSite(t, e)
+		dev := signUpDeveloper(t, hs, e, "dev@example.com")
+		created := dev.post(dev.hooks, url.Values{"url": {"https://hooks.example.com/in"}, "enabled_events": {"*"}})
+		if secretShown.MatchString(created.body) {
+			t.Fatalf("the form's answer shows the secret: %s", created.body)
+		}
+		shown := madeSecret(t, dev.browser, created)
+		m := secretShown.FindStringSubmatch(shown.body)
+		if shown.status != http.StatusOK || m == nil || !strings.Contains(shown.body, "Endpoint added") {
+			t.Fatalf("the secret's page: %d\n%s", shown.status, shown.body)
+		}
+		for range 3 {
+			again := dev.get(created.location)
+			wantPage(t, again, http.StatusGone, "shown already", "https://hooks.example.com/in")
+			if strings.Contains(again.body, "whsec_") {
+				t.Fatalf("reloaded, the page shows a secret: %s", again.body)
+			}
+		}
+		if n := len(dev.endpoints(t, rental.ModeTest)); n != 1 {
+			t.Fatalf("%d endpoints after three reloads", n)
+		}
+
+		ep := dev.endpoints(t, rental.ModeTest)[0]
+		rotated := dev.post(dev.hooks+"/"+ep.ID+"/rotate", url.Values{})
+		other := newBrowser(t, hs.URL, nil)
+		signIn(t, other, "dev@example.com")
+		u, _ := url.Parse(hs.URL)
+		other.c.Jar.SetCookies(u, rotated.cookies)
+		wantPage(t, other.get(rotated.location), http.StatusGone, "shown already")
+		page := madeSecret(t, dev.browser, rotated)
+		n := secretShown.FindStringSubmatch(page.body)
+		wantPage(t, page, http.StatusOK, "New signing secret", "keeps signing beside the new one until 2026-11-23 10:00")
+		if n == nil || n[1] == m[1] {
+			t.Fatalf("the rotated secret %v, the first %s", n, m[1])
+		}
+		wantPage(t, dev.get(rotated.location), http.StatusGone, "shown already")
+		for table, row := range storetest.EveryRow(t, e.DB) {
+			if strings.Contains(row, "whsec_") {
+				t.Fatalf("table %s holds a signing secret in clear", table)
+			}
+		}
+	})
+}
+
 // What the portal refuses, it refuses with a page that says why and
 // changes nothing: another developer's application or endpoint (404, as
 // for none), a cross-site form post (403), a URL the guard refuses (400,
@@ -311,7 +371,7 @@ func TestWebhookPortalRefusals(t *testing.T) {
 		dev := signUpDeveloper(t, hs, e, "dev@example.com")
 		other := signUpDeveloper(t, hs, e, "other@example.com")
 		created := other.post(other.hooks, url.Values{"url": {"https://theirs.example.com/"}, "enabled_events": {"*"}})
-		wantPage(t, created, http.StatusCreated)
+		wantPage(t, madeSecret(t, other.browser, created), http.StatusOK, "whsec_")
 		theirs := other.endpoints(t, rental.ModeTest)[0]
 		theirPath := other.hooks + "/" + theirs.ID
 
@@ -337,7 +397,7 @@ func TestWebhookPortalRefusals(t *testing.T) {
 
 		// A cross-site form post is refused before anything runs.
 		mine := dev.post(dev.hooks, url.Values{"url": {"https://mine.example.com/"}, "enabled_events": {"*"}})
-		wantPage(t, mine, http.StatusCreated)
+		wantPage(t, madeSecret(t, dev.browser, mine), http.StatusOK, "whsec_")
 		ep := dev.endpoints(t, rental.ModeTest)[0]
 		for _, p := range []string{dev.hooks, dev.hooks + "/" + ep.ID + "/delete", dev.hooks + "/" + ep.ID + "/rotate", "/portal/apps/" + dev.app.ID + "/sandbox/reset"} {
 			if got := dev.do("POST", p, url.Values{"url": {"https://evil.example.com/"}, "enabled_events": {"*"}}, "https://evil.example"); got.status != http.StatusForbidden {
@@ -376,7 +436,7 @@ func TestWebhookPortalRefusals(t *testing.T) {
 		}
 
 		// The free plan's two endpoints (test and live together); the third is refused.
-		wantPage(t, dev.post(dev.hooks, url.Values{"url": {"https://two.example.com/"}, "enabled_events": {"*"}}), http.StatusCreated)
+		wantPage(t, madeSecret(t, dev.browser, dev.post(dev.hooks, url.Values{"url": {"https://two.example.com/"}, "enabled_events": {"*"}})), http.StatusOK, "whsec_")
 		limit := dev.post(dev.hooks, url.Values{"url": {"https://three.example.com/"}, "enabled_events": {"*"}, "description": {"third"}})
 		wantPage(t, limit, http.StatusForbidden, "จำนวน endpoint ครบตามแพ็กเกจแล้ว", "The free plan allows 2 webhook endpoints", "test and live together",
 			`value="https://three.example.com/"`, ">third</textarea>")
@@ -437,7 +497,7 @@ func TestWebhookDeliveryLogPages(t *testing.T) {
 	ctx := t.Context()
 	hs := hookSite(t, e)
 	dev := signUpDeveloper(t, hs, e, "dev@example.com")
-	wantPage(t, dev.post(dev.hooks, url.Values{"url": {"https://hooks.example.com/"}, "enabled_events": {"*"}}), http.StatusCreated)
+	wantPage(t, madeSecret(t, dev.browser, dev.post(dev.hooks, url.Values{"url": {"https://hooks.example.com/"}, "enabled_events": {"*"}})), http.StatusOK, "whsec_")
 	ep := dev.endpoints(t, rental.ModeTest)[0].ID
 	for range 25 {
 		wantRedirect(t, dev.post(dev.hooks+"/"+ep+"/test", url.Values{}), dev.hooks)
@@ -503,7 +563,8 @@ func TestWebhookPagesInChromium(t *testing.T) {
 	hooks := hs.URL + "/portal/apps/" + app.ID + "/webhooks/test"
 
 	// check looks at the page on screen: styled, no wider than the
-	// screen; and keeps its screenshot.
+	// screen, nothing axe-core finds hard to read or use; and keeps its
+	// screenshot.
 	check := func(name string) {
 		t.Helper()
 		styled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`getComputedStyle(document.body).backgroundColor === "rgb(243, 245, 248)"`))
@@ -515,6 +576,11 @@ func TestWebhookPagesInChromium(t *testing.T) {
 			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll("body *")].filter(e => e.getBoundingClientRect().right > window.innerWidth).slice(0, 5).map(e => e.tagName + "." + e.className).join(", ")`))
 			t.Errorf("%s: the page is wider than the screen (%v): %s", name, err, wide)
 		}
+		width, err := chromedp.Run(ctx, chromedp.Evaluate[int64](`window.innerWidth`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		accessible(ctx, t, name, width)
 		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
@@ -536,9 +602,11 @@ func TestWebhookPagesInChromium(t *testing.T) {
 			viewport = chromedp.EmulateViewport(screen.width, screen.height, chromedp.EmulateScale(2), chromedp.EmulateMobile, chromedp.EmulateTouch)
 		}
 		receiver := "https://hooks.siamsoft.co.th/rentapi/" + size
+		if err := chromedp.Do(ctx, viewport, chromedp.Navigate(hooks+"/new"), chromedp.WaitVisible(`input[name="url"]`)); err != nil {
+			t.Fatal(err)
+		}
+		check("webhook-new-" + size)
 		err := chromedp.Do(ctx,
-			viewport,
-			chromedp.Navigate(hooks+"/new"),
 			chromedp.SendKeys(`input[name="url"]`, receiver),
 			chromedp.Click(`input[value="*"]`),
 			chromedp.Click(`input[value="bill.created"]`),
@@ -556,6 +624,10 @@ func TestWebhookPagesInChromium(t *testing.T) {
 			t.Fatalf("secret on screen %q (%v)", secret, err)
 		}
 		check("webhook-created-" + size)
+		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(`#gone`)); err != nil {
+			t.Fatalf("the secret's page reloaded: %v", err)
+		}
+		check("webhook-secret-shown-already-" + size)
 
 		if err := chromedp.Do(ctx, chromedp.Navigate(hooks), chromedp.WaitVisible(`.endpoints`)); err != nil {
 			t.Fatal(err)
@@ -579,6 +651,13 @@ func TestWebhookPagesInChromium(t *testing.T) {
 			}
 			if i == 0 {
 				check("webhook-endpoint-" + size)
+				if err := chromedp.Do(ctx, chromedp.Navigate(hooks+"/"+ep+"/delete"), chromedp.WaitVisible(`form[action$="/delete"] button`)); err != nil {
+					t.Fatal(err)
+				}
+				check("webhook-delete-" + size)
+				if err := chromedp.Do(ctx, chromedp.Navigate(hooks+"/"+ep), chromedp.WaitVisible(`form[action$="/test"]`)); err != nil {
+					t.Fatal(err)
+				}
 			}
 			if err := chromedp.Do(ctx, chromedp.Click(`form[action$="/test"] button`), chromedp.WaitVisible(`.flash`)); err != nil {
 				t.Fatal(err)
