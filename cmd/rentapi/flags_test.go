@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// testFlags is one set of every kind of environment flag, as a command
+// defines them.
+type testFlags struct {
+	fs     *envFlags
+	name   string
+	conns  int
+	limits onOff
+	prof   onOff
+	open   bool
+	token  secretFlag
+}
+
+func newTestFlags(env map[string]string, stdout *bytes.Buffer) *testFlags {
+	e := environment{getenv: func(k string) string { return env[k] }, stdout: stdout, stderr: new(bytes.Buffer)}
+	f := &testFlags{fs: e.flags("test")}
+	f.fs.String(&f.name, "name", "T_NAME", "rentapi", "who signs", "")
+	f.fs.Int(&f.conns, "conns", "T_CONNS", 10, "connections", "SQLite ignores it")
+	f.fs.OnOff(&f.limits, "limits", "T_LIMITS", true, "on or off: limits", "")
+	f.fs.OnOff(&f.prof, "prof", "T_PROF", false, "on or off: profiler", "")
+	f.fs.Bool(&f.open, "open", "T_OPEN", "allow loopback", "")
+	f.fs.Secret(&f.token, "token-file", "T_TOKEN_FILE", "T_TOKEN", "token", "file holding the token", "without one, sends are refused")
+	return f
+}
+
+// Each flag takes its default from its variable, the command line wins,
+// and a variable its flag cannot take is refused at parse, whatever the
+// command line says, but not when help is asked for.
+func TestEnvFlags(t *testing.T) {
+	type want struct {
+		name   string
+		conns  int
+		limits bool
+		prof   bool
+		open   bool
+		file   string
+	}
+	for _, c := range []struct {
+		env    map[string]string
+		args   []string
+		want   want
+		errHas string
+	}{
+		{nil, nil, want{"rentapi", 10, true, false, false, ""}, ""},
+		{map[string]string{"T_NAME": "Khun Somchai", "T_CONNS": "3", "T_LIMITS": "off", "T_PROF": "on", "T_OPEN": "on", "T_TOKEN_FILE": "/run/token"}, nil,
+			want{"Khun Somchai", 3, false, true, true, "/run/token"}, ""},
+		{map[string]string{"T_NAME": "env", "T_CONNS": "3", "T_LIMITS": "off", "T_TOKEN_FILE": "/env"},
+			[]string{"--name", "flag", "--conns", "5", "--limits", "on", "--open", "--token-file", "/flag"},
+			want{"flag", 5, true, false, true, "/flag"}, ""},
+		{map[string]string{"T_LIMITS": "FALSE", "T_PROF": "True"}, nil, want{"rentapi", 10, false, true, false, ""}, ""},
+		// Only "on" opens the bool switch, as before the helper.
+		{map[string]string{"T_OPEN": "true"}, nil, want{"rentapi", 10, true, false, false, ""}, ""},
+		{map[string]string{"T_CONNS": "ten"}, nil, want{}, `T_CONNS="ten": want a whole number for --conns`},
+		{map[string]string{"T_CONNS": "ten"}, []string{"--conns", "4"}, want{}, "T_CONNS"},
+		{map[string]string{"T_LIMITS": "maybe"}, []string{"--limits", "on"}, want{}, `limits from the environment: "maybe" is neither on nor off`},
+		{map[string]string{"T_CONNS": "ten", "T_PROF": "maybe"}, nil, want{}, "T_CONNS"}, // the first bad variable
+		{nil, []string{"--conns", "many"}, want{}, "invalid value"},
+	} {
+		f := newTestFlags(c.env, new(bytes.Buffer))
+		err := f.fs.parse(c.args, "a test")
+		if c.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errHas) {
+				t.Errorf("env %v args %v: error %v, want one with %q", c.env, c.args, err, c.errHas)
+			}
+			continue
+		}
+		got := want{f.name, f.conns, bool(f.limits), bool(f.prof), f.open, f.token.file}
+		if err != nil || got != c.want {
+			t.Errorf("env %v args %v: %+v %v, want %+v", c.env, c.args, got, err, c.want)
+		}
+	}
+}
+
+// The help names every variable beside its flag, once each, with the
+// value of a switch's variable that changes its default and the notes
+// after it; a bad variable does not stop the help.
+func TestEnvFlagsHelp(t *testing.T) {
+	var stdout bytes.Buffer
+	f := newTestFlags(map[string]string{"T_CONNS": "ten", "T_NAME": "Khun Somchai"}, &stdout)
+	if err := f.fs.parse([]string{"--help"}, "a test"); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("--help: %v", err)
+	}
+	for _, line := range []string{
+		`who signs (env T_NAME) (default "Khun Somchai")`,
+		"connections (env T_CONNS; SQLite ignores it) (default 10)",
+		"on or off: limits (env T_LIMITS=off) (default on)",
+		"on or off: profiler (env T_PROF=on)\n",
+		"allow loopback (env T_OPEN=on)\n",
+		"file holding the token (env T_TOKEN_FILE; T_TOKEN gives the token itself; without one, sends are refused)\n",
+	} {
+		if !strings.Contains(stdout.String(), line) {
+			t.Errorf("help does not say %q:\n%s", line, stdout.String())
+		}
+	}
+}
+
+// A credential comes from its own variable first, then from the file the
+// flag names, each trimmed; neither is empty, and a file that cannot be
+// read is an error.
+func TestSecretFlagValue(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "token")
+	if err := os.WriteFile(file, []byte("  from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		env, file, want string
+		fails           bool
+	}{
+		{"", "", "", false},
+		{"", file, "from-file", false},
+		{" from-env\n", file, "from-env", false},
+		{"from-env", filepath.Join(dir, "missing"), "from-env", false},
+		{"", filepath.Join(dir, "missing"), "", true},
+	} {
+		s := secretFlag{file: c.file, env: "T_TOKEN"}
+		got, err := s.value(func(k string) string { return map[string]string{"T_TOKEN": c.env}[k] })
+		if (err != nil) != c.fails || got != c.want {
+			t.Errorf("env %q file %q: %q %v, want %q (error: %v)", c.env, c.file, got, err, c.want, c.fails)
+		}
+	}
+}
