@@ -257,8 +257,8 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	// Starting made garbage (migrations parsed, templates, River's
-	// set-up) that would set the first heap goal at three times itself,
-	// 60 MB: collected now, the first requests do not grow the heap to it.
+	// set-up) that would set the first heap goal at three times itself:
+	// collected now, the first requests do not grow the heap to it.
 	runtime.GC()
 	go func() { errc <- hs.Serve(ln) }()
 	select {
