@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"rentapi/internal/store"
 )
 
 // testFlags is one set of every kind of environment flag, as a command
@@ -129,5 +134,64 @@ func TestSecretFlagValue(t *testing.T) {
 		if (err != nil) != c.fails || got != c.want {
 			t.Errorf("env %q file %q: %q %v, want %q (error: %v)", c.env, c.file, got, err, c.want, c.fails)
 		}
+	}
+}
+
+// serve's flags and environment are read and checked before anything is
+// bound, opened or written: each mistake is refused with nothing in the
+// database's directory, and a good configuration comes out as given.
+func TestParseServe(t *testing.T) {
+	dir := t.TempDir()
+	token := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(token, []byte("line-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := map[string]string{"RENTAPI_DB": "sqlite:" + filepath.Join(dir, "data", "x.db")}
+	for _, c := range []struct {
+		env    map[string]string
+		args   []string
+		errHas string
+	}{
+		{nil, []string{"--log-level", "loud"}, `--log-level "loud"`},
+		{nil, []string{"--trusted-proxies", "10.0.0.0/99"}, "trusted proxy"},
+		{map[string]string{"RENTAPI_TRUSTED_PROXIES": "not-an-address"}, nil, "trusted proxy"},
+		{nil, []string{"--pprof", "on"}, "--metrics-addr"},
+		{map[string]string{"RENTAPI_PPROF": "on"}, nil, "--metrics-addr"},
+		{nil, []string{"--payment-providers", filepath.Join(dir, "missing")}, "payment providers"},
+		{nil, []string{"--line-channel-token-file", filepath.Join(dir, "missing")}, "read "},
+		{nil, []string{"--public-url", "http://rent.example.com"}, "plain http"},
+		{map[string]string{"RENTAPI_ADDR": "0.0.0.0:8080"}, nil, "--public-url is not set"},
+		{nil, []string{"--db-max-conns", "0"}, "--db-max-conns 0"},
+		{map[string]string{"RENTAPI_DB_MAX_CONNS": "x"}, []string{"--db-max-conns", "4"}, "RENTAPI_DB_MAX_CONNS"},
+		{map[string]string{"RENTAPI_RATE_LIMITS": "maybe"}, nil, "rate-limits from the environment"},
+	} {
+		env := maps.Clone(base)
+		maps.Copy(env, c.env)
+		e := environment{getenv: func(k string) string { return env[k] }, stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}
+		_, err := e.parseServe(c.args)
+		if err == nil || !strings.Contains(err.Error(), c.errHas) {
+			t.Errorf("env %v args %v: %v, want an error with %q", c.env, c.args, err, c.errHas)
+		}
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
+		t.Errorf("the refused configurations wrote %v (%v)", entries, err)
+	}
+
+	env := maps.Clone(base)
+	maps.Copy(env, map[string]string{"RENTAPI_ADDR": "127.0.0.1:0", "RENTAPI_RATE_LIMITS": "off", "RENTAPI_LOG_LEVEL": "debug",
+		"RENTAPI_LINE_CHANNEL_TOKEN_FILE": token, "RENTAPI_LINE_CHANNEL_SECRET": " line-secret ", "RENTAPI_INVOICE_SELLER_NAME": "Baan Suk",
+		"RENTAPI_TRUSTED_PROXIES": "10.0.0.0/8", "RENTAPI_LINE_ADD_FRIEND_URL": "https://line.me/R/ti/p/@rentapi"})
+	e := environment{getenv: func(k string) string { return env[k] }, stdout: new(bytes.Buffer), stderr: new(bytes.Buffer)}
+	c, err := e.parseServe([]string{"--public-url", "https://rent.example.com", "--webhook-allow-loopback"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.addr != "127.0.0.1:0" || bool(c.rateLimits) || !c.allowLoopback || c.publicURL != "https://rent.example.com" || c.level != slog.LevelDebug ||
+		c.line == nil || c.lineSecret != "line-secret" || c.seller.Name != "Baan Suk" || len(c.proxies) != 1 ||
+		c.db.addFriendURL != "https://line.me/R/ti/p/@rentapi" || c.db.maxConns != store.DefaultMaxConns || c.rescueAfter != time.Minute {
+		t.Errorf("parsed %+v, db %+v", c, c.db)
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) > 0 {
+		t.Errorf("parsing wrote %v (%v)", entries, err)
 	}
 }
