@@ -23,9 +23,9 @@ const billsPerTx = 1000
 // PostgreSQL every statement is a round trip, so many rows go in each (200
 // bills are 4,400 parameters, far under the limit of 65,535). The SQLite
 // driver has no round trips but binds parameters in a time that grows
-// faster than their number (10,000 bills took 1.2 s a row at a time, 2.9 s
-// at 500 parameters a statement and 28 s at 30,000), so there one prepared
-// single-row INSERT runs again and again.
+// faster than their number (a row at a time was the fastest measured, see
+// bench/README.md), so there one prepared single-row INSERT runs again and
+// again.
 func rowsPerInsert(e store.Engine) int {
 	if e == store.Postgres {
 		return 200
@@ -46,9 +46,9 @@ func rowsPerInsert(e store.Engine) int {
 // (on PostgreSQL) many rows to a statement: through the store, several
 // queries a row, one of them then scanning all the bills (a reading's
 // bill_id was looked up by reading_id before migration 00006 indexed it),
-// 100,000 bills took 26 minutes on SQLite and longer on PostgreSQL. The rows are the ones the
-// store would write had each room, reading and bill been its own API
-// request (see seeder).
+// 100,000 bills took tens of minutes. The rows are the ones the store would
+// write had each room, reading and bill been its own API request (see
+// seeder).
 //
 // The months start with the current month in Thailand, so no bill is past
 // its due date: the server's minutely overdue sweep has nothing to do, and
@@ -147,7 +147,7 @@ func seedLandlord(ctx context.Context, db *store.DB, sec *secret.Secret, appID s
 // after a bulk load (or on a server with autovacuum off) it has none, and
 // plans as if the tables were small: the previous-reading lookup of every
 // POST /v1/meter-readings then also reads the landlord's whole
-// meter_readings_page index, and the POST runs at a quarter of its rate.
+// meter_readings_page index, and the POST runs several times slower.
 // SQLite keeps no statistics unless asked (the store never asks), so it has
 // nothing to do there.
 func analyze(ctx context.Context, db *store.DB) error {

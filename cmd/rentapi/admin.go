@@ -88,11 +88,11 @@ func (e environment) admin(ctx context.Context, args []string) error {
 		fmt.Fprintln(e.stderr, adminUsage())
 		return fmt.Errorf("admin: unknown tool %q", args[0])
 	}
-	fs := flag.NewFlagSet("admin "+args[0], flag.ContinueOnError)
+	fs := e.flags("admin " + args[0])
 	dbf := e.dbFlags(fs)
-	tool := adminTools[i].setup(ctx, e, fs)
+	tool := adminTools[i].setup(ctx, e, fs.set)
 	if positional != "" {
-		if fs.Lookup("number") != nil {
+		if fs.set.Lookup("number") != nil {
 			args = append([]string{args[0], "--number", positional}, args[1:]...)
 		} else {
 			args = append(args, positional) // refused by parse: this tool takes none
@@ -102,7 +102,7 @@ func (e environment) admin(ctx context.Context, args []string) error {
 	if d := adminTools[i].details; d != "" {
 		synopsis += "\n\n" + d
 	}
-	if err := e.parse(fs, args[1:], synopsis); err != nil {
+	if err := fs.parse(args[1:], synopsis); err != nil {
 		return err
 	}
 	sec, db, err := e.openData(ctx, dbf)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"rentapi/internal/secret"
@@ -20,8 +18,9 @@ import (
 
 // dbFlags are the flags every command that opens the database shares.
 type dbFlags struct {
-	dsn        string
-	secretFile string
+	dsn string
+	// secret is the server secret's file, or its variable.
+	secret secretFlag
 	// log takes serve's notices as JSON lines; nil for the operator tools,
 	// whose notices are text for the person at the terminal.
 	log *slog.Logger
@@ -32,33 +31,35 @@ type dbFlags struct {
 	// addFriendURL is serve's LINE add-friend link, which tenant objects
 	// show; the operator tools leave it empty.
 	addFriendURL string
-	// badEnv is set when RENTAPI_DB_MAX_CONNS is not a number.
-	badEnv error
 }
 
-func (e environment) dbFlags(fs *flag.FlagSet) *dbFlags {
+// dbFlags defines the database's flags on fs.
+func (e environment) dbFlags(fs *envFlags) *dbFlags {
 	f := &dbFlags{riverLog: slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
-	fs.StringVar(&f.dsn, "db", e.or("RENTAPI_DB", "sqlite:rentapi.db"), "database: sqlite:PATH or a postgres:// URL (env RENTAPI_DB)")
-	fs.StringVar(&f.secretFile, "secret-file", e.getenv("RENTAPI_SECRET_FILE"),
-		"file holding the server secret, created when absent (env RENTAPI_SECRET_FILE; RENTAPI_SECRET gives the secret itself; default: rentapi.secret beside a SQLite database, else in the working directory)")
-	maxConns, err := strconv.Atoi(e.or("RENTAPI_DB_MAX_CONNS", strconv.Itoa(store.DefaultMaxConns)))
-	if err != nil {
-		f.badEnv = fmt.Errorf("RENTAPI_DB_MAX_CONNS=%q: want a number of connections", e.getenv("RENTAPI_DB_MAX_CONNS"))
-	}
-	fs.IntVar(&f.maxConns, "db-max-conns", maxConns,
-		"PostgreSQL connections this process may hold, the background jobs' included; every process's, together, must stay under the server's max_connections (env RENTAPI_DB_MAX_CONNS; SQLite ignores it)")
+	fs.String(&f.dsn, "db", "RENTAPI_DB", "sqlite:rentapi.db", "database: sqlite:PATH or a postgres:// URL", "")
+	fs.Secret(&f.secret, "secret-file", "RENTAPI_SECRET_FILE", "RENTAPI_SECRET", "secret", "file holding the server secret, created when absent",
+		"default: rentapi.secret beside a SQLite database, else in the working directory")
+	fs.Int(&f.maxConns, "db-max-conns", "RENTAPI_DB_MAX_CONNS", store.DefaultMaxConns,
+		"PostgreSQL connections this process may hold, the background jobs' included; every process's, together, must stay under the server's max_connections",
+		"SQLite ignores it")
 	return f
+}
+
+// check refuses flag values that cannot open a database, before anything
+// is touched.
+func (f *dbFlags) check() error {
+	if f.maxConns < 1 {
+		return fmt.Errorf("--db-max-conns %d: want at least 1", f.maxConns)
+	}
+	return nil
 }
 
 // open connects to the database and migrates it. With the server secret
 // (nil for migrate, which loads none), the process makes and shows payment
 // links, and the migration seals links stored in clear before.
 func (f *dbFlags) open(ctx context.Context, sec *secret.Secret) (*store.DB, error) {
-	if f.badEnv != nil {
-		return nil, f.badEnv
-	}
-	if f.maxConns < 1 {
-		return nil, fmt.Errorf("--db-max-conns %d: want at least 1", f.maxConns)
+	if err := f.check(); err != nil {
+		return nil, err
 	}
 	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns, Log: f.riverLog, AddFriendURL: f.addFriendURL, Secret: sec})
 	if err != nil {
@@ -88,13 +89,13 @@ func (e environment) openData(ctx context.Context, f *dbFlags) (*secret.Secret, 
 	return sec, db, nil
 }
 
-// loadSecret returns the server secret from RENTAPI_SECRET, the secret
-// file, or a new file beside the data.
+// loadSecret returns the server secret from its variable (taken as it is,
+// untrimmed), the secret file, or a new file beside the data.
 func (e environment) loadSecret(f *dbFlags) (*secret.Secret, error) {
-	if v := e.getenv("RENTAPI_SECRET"); v != "" {
+	if v := e.getenv(f.secret.env); v != "" {
 		return secret.New(v)
 	}
-	path := f.secretFile
+	path := f.secret.file
 	if path == "" {
 		dir := "."
 		if p, ok := strings.CutPrefix(f.dsn, "sqlite:"); ok {
@@ -116,9 +117,9 @@ func (e environment) loadSecret(f *dbFlags) (*secret.Secret, error) {
 }
 
 func (e environment) migrate(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs := e.flags("migrate")
 	db := e.dbFlags(fs)
-	if err := e.parse(fs, args, "bring a database's schema up to date and exit (serve migrates on start too)"); err != nil {
+	if err := fs.parse(args, "bring a database's schema up to date and exit (serve migrates on start too)"); err != nil {
 		return err
 	}
 	conn, err := db.open(ctx, nil)
@@ -164,22 +165,6 @@ func loadProviders(path string) (map[string]string, error) {
 }
 
 var providerName = regexp.MustCompile(`^[a-z0-9_-]{1,40}$`)
-
-// secretValue is a LINE credential: the environment variable env itself, or
-// the content of file (trimmed), or empty when neither is given.
-func (e environment) secretValue(env, file string) (string, error) {
-	if v := e.getenv(env); v != "" {
-		return strings.TrimSpace(v), nil
-	}
-	if file == "" {
-		return "", nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", file, err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
 
 // checkPublicURL refuses a public URL over which the pages' session cookies
 // could not be Secure: the pages' cookies are Secure and __Host- prefixed

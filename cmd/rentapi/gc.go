@@ -9,21 +9,21 @@ import (
 
 // gcPercent is the collector's pace unless the operator set GOGC: the
 // heap may grow to three times what is live before a collection. The
-// service allocates a page's worth per request, so Go's default of 100
-// spent a fifth of the CPU collecting.
+// service allocates a page's worth per request, so at Go's default of 100
+// collecting took a large share of the CPU.
 const gcPercent = 200
 
 // gcFloor is the smallest heap goal the pace is raised to. The service
-// keeps about 5 MB live between requests, so three times that was a
-// collection every 40 ms at 5,000 reads a second, and requests that ran
-// during one waited for the collector's share of the two cores. With the
-// goal at least this, collections are several times rarer (GET bills at
-// 5,000/s on SQLite, interleaved: p99 -21 %, CPU a request -3 %; a 64 MB
-// floor was slower and passed 100 MB resident). The goal is still three
-// times the live heap whenever that is larger, so an overload with
-// thousands of requests waiting never meets a limit below what it keeps
-// alive (a 64 MiB memory limit did: the collector ran without pause and
-// the service answered 5 requests a second).
+// keeps only a few megabytes live between requests, so three times that
+// meant collections many times a second under a high read rate, and
+// requests that ran during one waited for the collector's share of the two
+// cores. With the goal at least this, collections are several times rarer,
+// and reads' tail latency and CPU went down; a higher floor was slower and
+// grew the resident memory (the figures are in bench/README.md, "Past
+// measurements"). The goal is still three times the live heap whenever
+// that is larger, so an overload with thousands of requests waiting never
+// meets a limit below what it keeps alive (a memory limit did: the
+// collector ran without pause and the service all but stopped answering).
 const gcFloor = 32 << 20
 
 // tuneGC sets the collector's pace unless the operator set GOGC: at least

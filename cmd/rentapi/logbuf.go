@@ -7,8 +7,8 @@ import (
 )
 
 // logBuffer gathers the service's log lines and writes them out in
-// batches: a line a request, each its own write, cost the API a tenth of
-// its throughput (a system call each). Lines reach out within every, at
+// batches: a line a request, each its own write (a system call), cost
+// the API a measurable part of its throughput. Lines reach out within every, at
 // once when logBufferSize bytes are waiting, and all of them on Close,
 // which serve defers; a process killed outright loses at most the last
 // interval's lines.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,133 +18,176 @@ import (
 	"rentapi/internal/jobs"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
+	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/web"
 	"rentapi/internal/webhook"
 )
 
+// serve runs the service until ctx ends: parseServe reads and checks
+// everything it is told, then runServe binds, opens and serves.
 func (e environment) serve(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", e.or("RENTAPI_ADDR", "127.0.0.1:8080"), "address to listen on (env RENTAPI_ADDR)")
-	dbf := e.dbFlags(fs)
-	rateLimits, err := newOnOff(fs, "rate-limits", e.getenv("RENTAPI_RATE_LIMITS"), true,
-		"on or off: enforce the plans' per-second rate limits; turn off only for capacity benchmarks (env RENTAPI_RATE_LIMITS=off)")
+	c, err := e.parseServe(args)
 	if err != nil {
 		return err
 	}
-	redisURL := fs.String("redis", e.getenv("RENTAPI_REDIS"),
-		"redis:// URL: keep rate limits in Redis, shared by every process of the deployment (env RENTAPI_REDIS; default: in this process's memory)")
-	allowLoopback := fs.Bool("webhook-allow-loopback", e.or("RENTAPI_WEBHOOK_ALLOW_LOOPBACK", "off") == "on",
-		"let webhook endpoints be http:// or https:// on a loopback address, for local receivers and tests; never in production (env RENTAPI_WEBHOOK_ALLOW_LOOPBACK=on)")
-	rescueAfter := fs.Duration("job-rescue-after", time.Minute,
+	return e.runServe(ctx, c)
+}
+
+// serveConfig is what serve is told by its flags and the environment,
+// read and checked by parseServe before anything is bound, opened or
+// written.
+type serveConfig struct {
+	addr          string
+	db            *dbFlags
+	rateLimits    onOff
+	redisURL      string
+	allowLoopback bool
+	rescueAfter   time.Duration
+	// publicURL is empty when not given: runServe makes it http:// and
+	// the address it listens on.
+	publicURL   string
+	metricsAddr string
+	profiling   onOff
+	seller      web.Seller
+
+	// Read from the flags' text by parseServe.
+	level     slog.Level
+	proxies   api.Proxies
+	providers map[string]string
+	// line is the LINE client, nil without a channel token; lineSecret
+	// signs LINE's webhooks.
+	line       *chat.Client
+	lineSecret string
+}
+
+// parseServe reads serve's flags and environment and checks them: the
+// files they name are read (payment providers, LINE credentials), and
+// nothing is bound, opened or written, so that a mistake is told before
+// the service touches its database.
+func (e environment) parseServe(args []string) (*serveConfig, error) {
+	fs := e.flags("serve")
+	c := &serveConfig{db: e.dbFlags(fs)}
+	var logLevel, proxies, providersFile, lineAPI string
+	var lineSecret, lineToken secretFlag
+	fs.String(&c.addr, "addr", "RENTAPI_ADDR", "127.0.0.1:8080", "address to listen on", "")
+	fs.OnOff(&c.rateLimits, "rate-limits", "RENTAPI_RATE_LIMITS", true,
+		"on or off: enforce the plans' per-second rate limits; turn off only for capacity benchmarks", "")
+	fs.String(&c.redisURL, "redis", "RENTAPI_REDIS", "",
+		"redis:// URL: keep rate limits in Redis, shared by every process of the deployment", "default: in this process's memory")
+	fs.Bool(&c.allowLoopback, "webhook-allow-loopback", "RENTAPI_WEBHOOK_ALLOW_LOOPBACK",
+		"let webhook endpoints be http:// or https:// on a loopback address, for local receivers and tests; never in production", "")
+	fs.set.DurationVar(&c.rescueAfter, "job-rescue-after", time.Minute,
 		"how long a job may stay running before it is taken as lost with a crashed process and run again")
-	publicURL := fs.String("public-url", e.getenv("RENTAPI_PUBLIC_URL"),
-		"the service's address as tenants' phones reach it, for payment page links, e.g. https://pay.example.com (env RENTAPI_PUBLIC_URL; default: http:// and the listening address)")
-	providersFile := fs.String("payment-providers", e.getenv("RENTAPI_PAYMENT_PROVIDERS"),
-		"file of payment providers whose signed confirmations are taken, one 'name=secret' per line (env RENTAPI_PAYMENT_PROVIDERS; default: none)")
-	metricsAddr := fs.String("metrics-addr", e.getenv("RENTAPI_METRICS_ADDR"),
-		"address of the operator's own listener serving /metrics in Prometheus's format, e.g. 127.0.0.1:9464; keep it off the public network (env RENTAPI_METRICS_ADDR; default: no metrics)")
-	proxiesFlag := fs.String("trusted-proxies", e.getenv("RENTAPI_TRUSTED_PROXIES"),
-		"comma-separated addresses or ranges of the reverse proxies in front of the service (a TLS terminator, a load balancer), e.g. 10.0.0.0/8: their X-Forwarded-For tells the client's address for limits and logs (env RENTAPI_TRUSTED_PROXIES; default: none, the peer's address counts)")
-	profiling, err := newOnOff(fs, "pprof", e.getenv("RENTAPI_PPROF"), false,
-		"on or off: serve Go's profiler at /debug/pprof/ on the --metrics-addr listener (never on the public one), e.g. go tool pprof http://127.0.0.1:9464/debug/pprof/profile?seconds=30 (env RENTAPI_PPROF)")
+	fs.String(&c.publicURL, "public-url", "RENTAPI_PUBLIC_URL", "",
+		"the service's address as tenants' phones reach it, for payment page links, e.g. https://pay.example.com", "default: http:// and the listening address")
+	fs.String(&providersFile, "payment-providers", "RENTAPI_PAYMENT_PROVIDERS", "",
+		"file of payment providers whose signed confirmations are taken, one 'name=secret' per line", "default: none")
+	fs.String(&c.metricsAddr, "metrics-addr", "RENTAPI_METRICS_ADDR", "",
+		"address of the operator's own listener serving /metrics in Prometheus's format, e.g. 127.0.0.1:9464; keep it off the public network", "default: no metrics")
+	fs.String(&proxies, "trusted-proxies", "RENTAPI_TRUSTED_PROXIES", "",
+		"comma-separated addresses or ranges of the reverse proxies in front of the service (a TLS terminator, a load balancer), e.g. 10.0.0.0/8: their X-Forwarded-For tells the client's address for limits and logs",
+		"default: none, the peer's address counts")
+	fs.OnOff(&c.profiling, "pprof", "RENTAPI_PPROF", false,
+		"on or off: serve Go's profiler at /debug/pprof/ on the --metrics-addr listener (never on the public one), e.g. go tool pprof http://127.0.0.1:9464/debug/pprof/profile?seconds=30", "")
+	fs.Secret(&lineSecret, "line-channel-secret-file", "RENTAPI_LINE_CHANNEL_SECRET_FILE", "RENTAPI_LINE_CHANNEL_SECRET", "secret",
+		"file holding the LINE channel secret, which signs LINE's webhooks", "")
+	fs.Secret(&lineToken, "line-channel-token-file", "RENTAPI_LINE_CHANNEL_TOKEN_FILE", "RENTAPI_LINE_CHANNEL_TOKEN", "token",
+		"file holding the LINE channel access token, for pushes and replies", "without one, live chat sends are refused with 503 chat_unavailable")
+	fs.String(&lineAPI, "line-api-url", "RENTAPI_LINE_API_URL", chat.DefaultAPIURL,
+		"base URL of the LINE Messaging API; tests point it at a local server", "")
+	fs.String(&c.db.addFriendURL, "line-add-friend-url", "RENTAPI_LINE_ADD_FRIEND_URL", "",
+		"the add-friend link of the service's LINE Official Account, shown to tenants as chat_registration_url, e.g. https://line.me/R/ti/p/@rentapi", "")
+	fs.String(&c.seller.Name, "invoice-seller-name", "RENTAPI_INVOICE_SELLER_NAME", "",
+		"who the developers' invoices come from, printed on them as the seller", "default rentapi")
+	fs.String(&c.seller.Address, "invoice-seller-address", "RENTAPI_INVOICE_SELLER_ADDRESS", "",
+		"the seller's address printed on invoices", "")
+	fs.String(&c.seller.TaxID, "invoice-seller-tax-id", "RENTAPI_INVOICE_SELLER_TAX_ID", "",
+		"the seller's 13-digit tax ID printed on invoices", "")
+	fs.String(&logLevel, "log-level", "RENTAPI_LOG_LEVEL", "info",
+		"debug, info, warn or error: the least severe log lines written; River's own are written from warn up unless debug", "")
+	if err := fs.parse(args, "run the service: the API, the payment pages and the background jobs"); err != nil {
+		return nil, err
+	}
+	if err := c.db.check(); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.level, err = parseLevel(logLevel); err != nil {
+		return nil, err
+	}
+	if c.proxies, err = api.ParseProxies(proxies); err != nil {
+		return nil, err
+	}
+	if c.profiling && c.metricsAddr == "" {
+		return nil, errors.New("--pprof serves the profiler on the operator's listener: give --metrics-addr too")
+	}
+	if c.providers, err = loadProviders(providersFile); err != nil {
+		return nil, err
+	}
+	if c.lineSecret, err = lineSecret.value(e.getenv); err != nil {
+		return nil, err
+	}
+	token, err := lineToken.value(e.getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	lineSecretFile := fs.String("line-channel-secret-file", e.getenv("RENTAPI_LINE_CHANNEL_SECRET_FILE"),
-		"file holding the LINE channel secret, which signs LINE's webhooks (env RENTAPI_LINE_CHANNEL_SECRET_FILE; RENTAPI_LINE_CHANNEL_SECRET gives the secret itself)")
-	lineTokenFile := fs.String("line-channel-token-file", e.getenv("RENTAPI_LINE_CHANNEL_TOKEN_FILE"),
-		"file holding the LINE channel access token, for pushes and replies (env RENTAPI_LINE_CHANNEL_TOKEN_FILE; RENTAPI_LINE_CHANNEL_TOKEN gives the token itself; without one, live chat sends are refused with 503 chat_unavailable)")
-	lineAPI := fs.String("line-api-url", e.or("RENTAPI_LINE_API_URL", chat.DefaultAPIURL),
-		"base URL of the LINE Messaging API; tests point it at a local server (env RENTAPI_LINE_API_URL)")
-	lineFriend := fs.String("line-add-friend-url", e.getenv("RENTAPI_LINE_ADD_FRIEND_URL"),
-		"the add-friend link of the service's LINE Official Account, shown to tenants as chat_registration_url, e.g. https://line.me/R/ti/p/@rentapi (env RENTAPI_LINE_ADD_FRIEND_URL)")
-	var seller web.Seller
-	fs.StringVar(&seller.Name, "invoice-seller-name", e.getenv("RENTAPI_INVOICE_SELLER_NAME"),
-		"who the developers' invoices come from, printed on them as the seller (env RENTAPI_INVOICE_SELLER_NAME; default rentapi)")
-	fs.StringVar(&seller.Address, "invoice-seller-address", e.getenv("RENTAPI_INVOICE_SELLER_ADDRESS"),
-		"the seller's address printed on invoices (env RENTAPI_INVOICE_SELLER_ADDRESS)")
-	fs.StringVar(&seller.TaxID, "invoice-seller-tax-id", e.getenv("RENTAPI_INVOICE_SELLER_TAX_ID"),
-		"the seller's 13-digit tax ID printed on invoices (env RENTAPI_INVOICE_SELLER_TAX_ID)")
-	logLevel := fs.String("log-level", e.or("RENTAPI_LOG_LEVEL", "info"),
-		"debug, info, warn or error: the least severe log lines written; River's own are written from warn up unless debug (env RENTAPI_LOG_LEVEL)")
-	if err := e.parse(fs, args, "run the service: the API, the payment pages and the background jobs"); err != nil {
-		return err
-	}
-	level, err := parseLevel(*logLevel)
-	if err != nil {
-		return err
-	}
-	proxies, err := api.ParseProxies(*proxiesFlag)
-	if err != nil {
-		return err
-	}
-	tuneGC(ctx, e.getenv)
-	if *profiling && *metricsAddr == "" {
-		return errors.New("--pprof serves the profiler on the operator's listener: give --metrics-addr too")
-	}
-	providers, err := loadProviders(*providersFile)
-	if err != nil {
-		return err
-	}
-	lineSecret, err := e.secretValue("RENTAPI_LINE_CHANNEL_SECRET", *lineSecretFile)
-	if err != nil {
-		return err
-	}
-	lineToken, err := e.secretValue("RENTAPI_LINE_CHANNEL_TOKEN", *lineTokenFile)
-	if err != nil {
-		return err
-	}
-	var line *chat.Client
-	if lineToken != "" {
-		if line, err = chat.NewClient(lineToken, *lineAPI); err != nil {
-			return err
+	if token != "" {
+		if c.line, err = chat.NewClient(token, lineAPI); err != nil {
+			return nil, err
 		}
 	}
-	if err := checkPublicURL(*publicURL, *addr); err != nil {
-		return err
+	if err := checkPublicURL(c.publicURL, c.addr); err != nil {
+		return nil, err
 	}
+	return c, nil
+}
+
+// runServe runs the service parseServe described until ctx ends, then
+// shuts it down gracefully.
+func (e environment) runServe(ctx context.Context, c *serveConfig) error {
+	tuneGC(ctx, e.getenv)
 	// Bind before anything is written: a new database's demo application
 	// must not be made while its key has nowhere to be used (the key is
 	// shown once).
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", c.addr)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	defer ln.Close()
 	base := "http://" + ln.Addr().String()
-	if *publicURL == "" {
-		*publicURL = base
+	publicURL := c.publicURL
+	if publicURL == "" {
+		publicURL = base
 	}
 	var metricsLn net.Listener
-	if *metricsAddr != "" {
-		if metricsLn, err = net.Listen("tcp", *metricsAddr); err != nil {
+	if c.metricsAddr != "" {
+		if metricsLn, err = net.Listen("tcp", c.metricsAddr); err != nil {
 			return fmt.Errorf("metrics listen: %w", err)
 		}
 		defer metricsLn.Close()
 	}
 	logs := newLogBuffer(e.stderr, logFlushEvery)
 	defer logs.Close()
-	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: level}))
-	riverLog := jobs.RiverLog(log, level == slog.LevelDebug)
-	dbf.log, dbf.riverLog = log, riverLog
-	if !bool(*rateLimits) {
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: c.level}))
+	riverLog := jobs.RiverLog(log, c.level == slog.LevelDebug)
+	c.db.log, c.db.riverLog = log, riverLog
+	if !bool(c.rateLimits) {
 		log.Warn("per-second rate limits are off: use this only to measure capacity")
 	}
-	if line == nil || lineSecret == "" {
+	if c.line == nil || c.lineSecret == "" {
 		log.Warn("no LINE channel is configured (--line-channel-token-file and --line-channel-secret-file): live chat sends answer 503 chat_unavailable and tenants cannot register; test mode works without one")
 	}
-	guard := webhook.Guard{AllowLoopback: *allowLoopback}
+	guard := webhook.Guard{AllowLoopback: c.allowLoopback}
 	if guard.AllowLoopback {
 		log.Warn("webhook endpoints on loopback addresses and over plain http are allowed: use this only for local development and tests")
 	}
-	dbf.addFriendURL = *lineFriend
-	sec, db, err := e.openData(ctx, dbf)
+	sec, db, err := e.openData(ctx, c.db)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	if db.Engine() == store.Postgres && *redisURL == "" {
+	if db.Engine() == store.Postgres && c.redisURL == "" {
 		log.Warn(noRedisWarning)
 	}
 
@@ -157,39 +199,28 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		}
 	}
 	bucket.LogTo(log) // the Redis client's own notices (a failed dial) as JSON lines too
-	buckets, err := bucket.Open(ctx, *redisURL, "rentapi:")
+	buckets, err := bucket.Open(ctx, c.redisURL, "rentapi:")
 	if err != nil {
 		return fmt.Errorf("redis: %w", err)
 	}
-	if c, ok := buckets.(io.Closer); ok {
-		defer c.Close()
+	if closer, ok := buckets.(io.Closer); ok {
+		defer closer.Close()
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(*rateLimits), Buckets: buckets, Guard: guard,
-		TrustedProxies: proxies, PublicURL: *publicURL, Providers: providers, Metrics: metrics, ChatLive: line != nil,
-		LINE: line, LineChannelSecret: lineSecret})
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(c.rateLimits), Buckets: buckets, Guard: guard,
+		TrustedProxies: c.proxies, PublicURL: publicURL, Providers: c.providers, Metrics: metrics, ChatLive: c.line != nil,
+		LINE: c.line, LineChannelSecret: c.lineSecret})
 	if err != nil {
 		return err
 	}
-	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: *rescueAfter,
-		RiverLog: riverLog, Metrics: metrics, LINE: line})
+	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: c.rescueAfter,
+		RiverLog: riverLog, Metrics: metrics, LINE: c.line})
 	if err != nil {
 		return err
 	}
 	// Everything that can fail before serving has been done: now the demo
 	// and its key, back to back.
-	app, created, err := bootstrap(ctx, db)
-	if err != nil {
+	if err := e.demo(ctx, db, sec, base); err != nil {
 		return err
-	}
-	if created {
-		key, err := createKey(ctx, db, sec, app.ID, rental.ModeTest, "all", "Sandbox key", "", 0)
-		if err != nil {
-			return fmt.Errorf("%w (the demo application %s was made without a key: make one with `rentapi admin create-key --mode test`)", err, app.ID)
-		}
-		fmt.Fprintf(e.stdout, "rentapi: new database: created a demo developer, application %s and its sandbox account %s.\n", app.ID, app.SandboxAccountID)
-		fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
-		fmt.Fprintf(e.stdout, "rentapi: try: curl -sS -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
-		fmt.Fprintln(e.stdout, "rentapi: lost it? `rentapi admin create-key --mode test` makes another")
 	}
 	if err := jobClient.Start(ctx); err != nil {
 		return fmt.Errorf("jobs: %w", err)
@@ -205,7 +236,7 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	var ms *http.Server
 	if metricsLn != nil {
 		ms = &http.Server{
-			Handler:           operatorHandler(metrics.Handler(log), bool(*profiling)),
+			Handler:           operatorHandler(metrics.Handler(log), bool(c.profiling)),
 			ReadHeaderTimeout: 10 * time.Second,
 			WriteTimeout:      2 * time.Minute, // a 30-second CPU profile fits
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -216,7 +247,8 @@ func (e environment) serve(ctx context.Context, args []string) error {
 	fmt.Fprintf(e.stdout, "rentapi: listening on %s\n", base)
 
 	hs := &http.Server{
-		Handler:           web.New(web.Config{DB: db, Log: log, PublicURL: *publicURL, Buckets: buckets, Secret: sec, Guard: guard, TrustedProxies: proxies, Seller: seller}, srv),
+		Handler: web.New(web.Config{DB: db, Log: log, PublicURL: publicURL, Buckets: buckets, Secret: sec, Guard: guard,
+			TrustedProxies: c.proxies, Seller: c.seller}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -225,8 +257,8 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 	// Starting made garbage (migrations parsed, templates, River's
-	// set-up) that would set the first heap goal at three times itself,
-	// 60 MB: collected now, the first requests do not grow the heap to it.
+	// set-up) that would set the first heap goal at three times itself:
+	// collected now, the first requests do not grow the heap to it.
 	runtime.GC()
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -252,6 +284,25 @@ func (e environment) serve(ctx context.Context, args []string) error {
 		}
 	}
 	return srv.Close(shutdown)
+}
+
+// demo gives a new database its demo developer, application and sandbox
+// key, and prints the key (the only time it is shown) with a first request
+// to try against base.
+func (e environment) demo(ctx context.Context, db *store.DB, sec *secret.Secret, base string) error {
+	app, created, err := bootstrap(ctx, db)
+	if err != nil || !created {
+		return err
+	}
+	key, err := createKey(ctx, db, sec, app.ID, rental.ModeTest, "all", "Sandbox key", "", 0)
+	if err != nil {
+		return fmt.Errorf("%w (the demo application %s was made without a key: make one with `rentapi admin create-key --mode test`)", err, app.ID)
+	}
+	fmt.Fprintf(e.stdout, "rentapi: new database: created a demo developer, application %s and its sandbox account %s.\n", app.ID, app.SandboxAccountID)
+	fmt.Fprintf(e.stdout, "rentapi: sandbox test key (shown once; keep it): %s\n", key)
+	fmt.Fprintf(e.stdout, "rentapi: try: curl -sS -H 'Authorization: Bearer %s' %s/v1/account\n", key, base)
+	fmt.Fprintln(e.stdout, "rentapi: lost it? `rentapi admin create-key --mode test` makes another")
+	return nil
 }
 
 // noRedisWarning is serve's warning when it runs over PostgreSQL, where

@@ -101,8 +101,8 @@ type response struct {
 }
 
 // bodyBuffer is a buffer success bodies are rendered into, and pool the
-// pool it returns to. A page of bills is about 12 KB: rendered into a
-// fresh slice each time, bodies were a fifth of what a read allocated.
+// pool it returns to. A page of bills runs to kilobytes: rendered into a
+// fresh slice each time, bodies were much of what a read allocated.
 type bodyBuffer struct {
 	bytes.Buffer
 	pool *sync.Pool

@@ -25,7 +25,7 @@ import (
 )
 
 // The argon2id cost: OWASP's recommended minimum (19 MiB, 2 passes, one
-// lane), about 30 ms a hash here: slow for a guesser, quick for a person.
+// lane): slow for a guesser, quick for a person.
 const (
 	argonMemory  = 19 * 1024
 	argonTime    = 2

@@ -12,8 +12,7 @@ import (
 // a connection of its own, every checkpointEvery, so that no write does
 // it. Left to SQLite, the commit that takes the log past 1,000 pages
 // checkpoints it then, while it still holds the one write connection:
-// every writer behind it waited (POST /v1/meter-readings went from 1,260
-// to 1,860 a second with the checkpoints moved out, same run). A passive
+// every writer behind it waited, and the write rate fell. A passive
 // checkpoint runs beside the writer and the readers; SQLite starts the log
 // over at the next write once all of it is in the database file.
 type checkpointer struct {

@@ -30,7 +30,7 @@ func (s *scanner) Scan(dest ...any) error {
 
 // integer scans an integer column straight from the driver's int64:
 // database/sql has no fast path for integer destinations and converts each
-// one through reflection, which was a twentieth of a page of bills. Scan
+// one through reflection, which showed in a page of bills' profile. Scan
 // into (*integer)(&x), for any x of an int64 kind. The monthly cycle's
 // objects (properties, rooms, tenants, readings, bills, payments) use it.
 type integer int64

@@ -17,7 +17,7 @@ const stmtCacheSize = 256
 // sqliteConnector opens SQLite connections that keep their prepared
 // statements. database/sql prepares a statement again for every query made
 // without an explicit Prepare, and SQLite then parses the SQL text each
-// time: under load that parsing was over a quarter of a read's CPU. PostgreSQL
+// time: under load that parsing was much of a read's CPU. PostgreSQL
 // needs no such thing: pgx caches its statements per connection itself.
 type sqliteConnector struct{ dsn string }
 

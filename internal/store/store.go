@@ -173,7 +173,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		// Each connection keeps one plan per prepared statement. Left to
 		// choose, PostgreSQL plans most of ours anew at every execution
 		// (a landlord's id makes the custom plan look a little cheaper),
-		// and that planning was a third of its work on a page of bills.
+		// and that planning was much of its work on a page of bills.
 		// Every query here is narrowed by an indexed id, so the generic
 		// plan is the plan. A DSN that names plan_cache_mode keeps its own.
 		if _, set := cfg.RuntimeParams["plan_cache_mode"]; !set {
@@ -521,8 +521,7 @@ func (c pool) QueryRowContext(ctx context.Context, query string, args ...any) ro
 // with, once it has its connection. On SQLite the request's cancellation
 // is left behind: with it, database/sql and the SQLite driver each start a
 // goroutine per statement to watch for it, four for a read of a page,
-// which at half the maximum rate cost a twentieth of a read's CPU and a
-// third of its p99 latency. A statement on SQLite is a
+// which cost reads CPU and, under load, tail latency. A statement on SQLite is a
 // local computation that ends on its own (lists are keyset pages, every
 // other read one row), so a client that hangs up now lets it finish rather
 // than interrupting it; the wait for the connection still ends with the

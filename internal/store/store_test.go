@@ -613,7 +613,7 @@ func TestBeginClaimedQueues(t *testing.T) {
 }
 
 // PostgreSQL connections use one generic plan per prepared statement
-// (planning a page of bills anew each time cost a third of the server's
+// (planning a page of bills anew each time was much of the server's
 // work), unless the DSN names its own plan_cache_mode.
 func TestPostgresPlansOnce(t *testing.T) {
 	e := storetest.Postgres(t)
