@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Quantity is a meter value or usage in thousandths of a unit (kWh or m³).
@@ -66,12 +65,6 @@ func ParseMonth(param, s string) (string, error) {
 		return "", Invalid(param, "%s must be a month written YYYY-MM.", param)
 	}
 	return s, nil
-}
-
-// PreviousMonth returns the month before a YYYY-MM month.
-func PreviousMonth(month string) string {
-	t, _ := time.Parse("2006-01", month)
-	return t.AddDate(0, -1, 0).Format("2006-01")
 }
 
 // ReadingPart is one meter's part of a monthly reading.
