@@ -128,8 +128,8 @@ func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
 // once kc confirms that the kept lookup still holds; otherwise it writes
 // nothing and returns false. What the request did on its way (a
 // per-second limit's count, a key's last use) may then count twice.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, once *onceBody, kept *store.KeyOwner, kc *store.KeyCheck) bool {
-	var owner *store.KeyOwner
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, appLevel bool, once *onceBody, kept *rental.KeyOwner, kc *store.KeyCheck) bool {
+	var owner *rental.KeyOwner
 	var cl *caller
 	noted := false
 	held := func() bool {
@@ -190,7 +190,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	defer release()
 	// Counted as the status is written, before the client can send its next request.
 	w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
-		if billable(status) && cl.account != nil {
+		if rental.Billable(cl.account, status) {
 			s.meter.add(counter)
 		}
 	}}
