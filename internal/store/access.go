@@ -235,19 +235,15 @@ func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approve
 	return acct, tx.recordAccountEvent(ctx, acct, rental.EventAccountLinked, app.Scopes)
 }
 
-// RevokeAccount ends a link; the landlord's data stays, and the
-// application hears of it (account.unlinked). Ending a link that has ended
-// already does nothing. The sandbox's link never ends: not found.
+// RevokeAccount ends a link (see rental.Account.Unlink); the landlord's
+// data stays, and the application hears of it (account.unlinked).
 func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error {
 	acct, err := tx.GetAccount(ctx, appID, accountID)
 	if err != nil {
 		return err
 	}
-	if acct.Sandbox {
-		return rental.NotFound("account", accountID)
-	}
-	if acct.Revoked {
-		return nil
+	if change, err := acct.Unlink(); !change {
+		return err
 	}
 	app, err := tx.GetApplication(ctx, appID)
 	if err != nil {

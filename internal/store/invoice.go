@@ -294,8 +294,8 @@ func (tx *Tx) VoidInvoice(ctx context.Context, number string) (*rental.Invoice, 
 }
 
 func (tx *Tx) settleInvoice(ctx context.Context, number string, check func(*rental.Invoice) error, update string) (*rental.Invoice, error) {
-	if !rental.ValidInvoiceNumber(number) {
-		return nil, rental.Invalid("number", "'%s' is not an invoice number: they look like INV-2026-000123.", number)
+	if err := rental.CheckInvoiceNumber(number); err != nil {
+		return nil, err
 	}
 	inv, err := tx.InvoiceByNumber(ctx, number)
 	if err != nil {
