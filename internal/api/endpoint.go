@@ -194,9 +194,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 			s.meter.add(counter)
 		}
 	}}
-	if scope != "" && !cl.scopes.Has(scope) {
-		return fail(&rental.Error{Kind: rental.KindForbidden, Code: "insufficient_scope", Scope: string(scope),
-			Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."})
+	if err := cl.scopes.Require(scope); err != nil {
+		return fail(err)
 	}
 	params, err := checkQuery(r, query)
 	if err != nil {

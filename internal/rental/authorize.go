@@ -149,6 +149,17 @@ func (o *KeyOwner) Authorize(header string, appLevel bool, acct *Account) (Acces
 	return a, nil
 }
 
+// Require is nil when a request's usable scopes (Access.Scopes) allow what
+// needs scope ("" for what needs none), else 403 insufficient_scope naming
+// it.
+func (s Scopes) Require(scope Scope) error {
+	if scope == "" || s.Has(scope) {
+		return nil
+	}
+	return &Error{Kind: KindForbidden, Code: "insufficient_scope", Scope: string(scope),
+		Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."}
+}
+
 // Billable reports whether a request counts: towards the monthly quota and
 // the invoice in live mode, towards the sandbox's daily limit in test mode.
 // It does when it reached an account (acct) and was answered with status,

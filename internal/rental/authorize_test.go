@@ -200,3 +200,26 @@ func TestKeyUsable(t *testing.T) {
 		}
 	}
 }
+
+// A request needing a scope its access lacks is 403 insufficient_scope
+// naming the scope; one needing none always passes.
+func TestScopesRequire(t *testing.T) {
+	usable := Scopes{ScopeBillsRead, ScopeRoomsRead}
+	for _, c := range []struct {
+		scopes Scopes
+		need   Scope
+		ok     bool
+	}{
+		{usable, ScopeBillsRead, true},
+		{usable, "", true},
+		{Scopes{}, "", true},
+		{usable, ScopeBillsWrite, false},
+		{Scopes{}, ScopePropertiesRead, false},
+	} {
+		err := c.scopes.Require(c.need)
+		e, _ := AsError(err)
+		if (err == nil) != c.ok || (!c.ok && (e.Code != "insufficient_scope" || e.Kind != KindForbidden || e.Scope != string(c.need))) {
+			t.Errorf("%v needing %q: %v", c.scopes, c.need, err)
+		}
+	}
+}
