@@ -89,7 +89,7 @@ func setupInvoiceClose(ctx context.Context, _ environment, fs *flag.FlagSet) fun
 	return func(db *store.DB, _ *secret.Secret) (string, error) {
 		m := *month
 		if m == "" {
-			m = jobs.LastMonth(db.Now())
+			m = rental.MonthBefore(db.Now())
 		}
 		start, err := rental.MonthStartOf("month", m)
 		if err != nil {

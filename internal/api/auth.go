@@ -13,19 +13,16 @@ import (
 
 // caller is who a request comes from and what it may do: the key with its
 // application and developer, the account it acts on, and the scopes usable
-// there (key ∩ application ∩ landlord grant).
+// there (key ∩ application ∩ landlord grant), as rental.Authorize decided.
 type caller struct {
-	key     *store.KeyOwner
+	key     *rental.KeyOwner
 	account *rental.Account
 	scopes  rental.Scopes
 	mode    rental.Mode
 }
 
 // The header that selects the account for an unbound live key.
-const accountHeader = "SERVICE-Account"
-
-var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
-	"The API key is missing, malformed, unknown, expired or revoked. Send it as 'Authorization: Bearer <key>'.")
+const accountHeader = rental.AccountHeader
 
 // The checks of the Authentication section run in their order in two
 // steps: identify (the key) and then, once the request has counted against
@@ -40,20 +37,20 @@ var errInvalidKey = rental.Errorf(rental.KindUnauthenticated, "invalid_api_key",
 //
 // kept is the key's kept lookup to run on (see store.KeyCheck), or nil to
 // look the key up.
-func (s *Server) identify(w http.ResponseWriter, r *http.Request, kept *store.KeyOwner) (*store.KeyOwner, error) {
+func (s *Server) identify(w http.ResponseWriter, r *http.Request, kept *rental.KeyOwner) (*rental.KeyOwner, error) {
 	now := s.now()
 	owner, err := kept, error(nil)
 	if owner == nil {
 		owner, err = s.lookupKey(r, now)
 	}
 	if err != nil {
-		if e, ok := rental.AsError(err); ok && e == errInvalidKey {
+		if e, ok := rental.AsError(err); ok && e == rental.ErrInvalidKey {
 			return nil, s.refuseKey(r, now)
 		}
 		return nil, err
 	}
 	k := &owner.Key
-	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(k.ExpiresAt.Time)) {
+	if !k.Usable(now) {
 		return nil, s.refuseKey(r, now)
 	}
 	if kept == nil && k.UseToNote(now) { // on a kept lookup, serve notes it once confirmed
@@ -65,51 +62,36 @@ func (s *Server) identify(w http.ResponseWriter, r *http.Request, kept *store.Ke
 	return owner, nil
 }
 
-// admit runs the rest of the checks on an identified key: its developer and
-// application, the account (sandbox for test keys, bound or selected for
-// live keys, an active link), then computes the usable scopes.
-//
-// For the application's own resources (appLevel), an unbound live key
-// without the header acts on no account, and the scopes are the key's and
-// the application's: a landlord grants nothing there.
-func (s *Server) admit(r *http.Request, owner *store.KeyOwner, appLevel bool) (*caller, error) {
-	k := &owner.Key
-	switch {
-	case owner.Developer.Suspended:
-		return nil, rental.Errorf(rental.KindForbidden, "developer_suspended", "The developer account is suspended; all its keys are refused.")
-	case owner.App.Disabled:
-		return nil, rental.Errorf(rental.KindForbidden, "application_disabled", "The application is disabled; all its keys are refused.")
-	}
+// admit runs the rest of the checks on an identified key (see
+// rental.KeyOwner.Authorize): its developer and application, the account
+// (sandbox for test keys, bound or selected for live keys, an active link),
+// the usable scopes and, in live mode, the developer's invoices. The
+// account is the one read with the key, or read here when the request
+// names another.
+func (s *Server) admit(r *http.Request, owner *rental.KeyOwner, appLevel bool) (*caller, error) {
 	header := r.Header.Get(accountHeader)
-	if appLevel && k.Mode == rental.ModeLive && k.AccountID == "" && header == "" {
-		return s.checkLive(&caller{key: owner, mode: k.Mode, scopes: k.Scopes.Intersect(owner.App.Scopes)})
-	}
-	acctID, err := selectAccount(owner, header)
+	id, err := owner.Target(header, appLevel)
 	if err != nil {
 		return nil, err
 	}
-	if !validID(acctID) {
-		return nil, rental.Errorf(rental.KindForbidden, "account_not_connected", "The account named in %s is not connected to this application.", accountHeader)
+	acct := owner.Account
+	if id != "" && (acct == nil || acct.ID != id) {
+		acct, err = s.db.Read().GetAccount(r.Context(), owner.App.ID, id)
+		if rental.IsNotFound(err) {
+			acct, err = nil, nil // Authorize says what naming an account that is not there gets
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	acct := owner.Account // read with the key when the request names it, or the key implies it
-	if acct == nil || acct.ID != acctID {
-		acct, err = s.db.Read().GetAccount(r.Context(), owner.App.ID, acctID)
-	}
-	if rental.IsNotFound(err) || (err == nil && acct.Sandbox != (k.Mode == rental.ModeTest)) {
-		return nil, rental.Errorf(rental.KindForbidden, "account_not_connected", "The account %s is not connected to this application.", acctID)
+	a, err := owner.Authorize(header, appLevel, acct)
+	if a.Account != nil {
+		info(r.Context()).accountID = a.Account.ID
 	}
 	if err != nil {
 		return nil, err
 	}
-	if acct.Revoked {
-		return nil, rental.Errorf(rental.KindForbidden, "account_access_revoked", "The link between this application and account %s has ended.", acctID)
-	}
-	info(r.Context()).accountID = acct.ID
-	cl := &caller{key: owner, account: acct, mode: k.Mode, scopes: k.Scopes.Intersect(owner.App.Scopes, acct.Granted)}
-	if appLevel {
-		cl.scopes = k.Scopes.Intersect(owner.App.Scopes)
-	}
-	return s.checkLive(cl)
+	return &caller{key: owner, account: a.Account, mode: a.Mode, scopes: a.Scopes}, nil
 }
 
 // refuseKey answers a request whose key is invalid (missing, malformed,
@@ -121,13 +103,7 @@ func (s *Server) admit(r *http.Request, owner *store.KeyOwner, appLevel bool) (*
 // an address over the limit; a key cannot be guessed anyway (40 random
 // characters), and the limit only slows down a client stuck in a loop.
 func (s *Server) refuseKey(r *http.Request, now time.Time) error {
-	wait, over := s.limits.failed(r.Context(), s.proxies.ClientIP(r), now)
-	if !over {
-		return errInvalidKey
-	}
-	e := rental.Errorf(rental.KindRateLimited, "too_many_failed_attempts", "Too many requests with invalid API keys from this address.")
-	e.RetryAfter = wait
-	return e
+	return rental.RefuseKey(s.limits.failed(r.Context(), s.proxies.ClientIP(r), now))
 }
 
 // keyUseWait bounds how long writing down a key's use may wait for the
@@ -155,16 +131,6 @@ func (s *Server) noteKeyUse(ctx context.Context, keyID string, now time.Time) {
 	}()
 }
 
-// checkLive refuses live requests while an invoice of the developer is
-// overdue (open past its due time, as the key lookup saw it); test mode is
-// never refused for it.
-func (s *Server) checkLive(c *caller) (*caller, error) {
-	if c.mode == rental.ModeLive && c.key.Developer.InvoiceOverdue {
-		return nil, rental.Errorf(rental.KindPaymentRequired, "payment_required", "An invoice of the developer account is overdue; live requests resume once it is paid.")
-	}
-	return c, nil
-}
-
 // accountID is the account the request acts on, or "" for an application's
 // own resource reached without one.
 func (c *caller) accountID() string {
@@ -175,29 +141,29 @@ func (c *caller) accountID() string {
 }
 
 // keyRef reads the bearer key and returns its fingerprint and the account
-// hint a lookup takes; a missing or malformed key is errInvalidKey.
+// hint a lookup takes; a missing or malformed key is rental.ErrInvalidKey.
 func (s *Server) keyRef(r *http.Request) (fingerprint, hint string, err error) {
-	scheme, key, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") || !rental.LooksLikeAPIKey(strings.TrimSpace(key)) {
-		return "", "", errInvalidKey
+	key, err := rental.BearerKey(r.Header.Get("Authorization"))
+	if err != nil {
+		return "", "", err
 	}
 	hint = r.Header.Get(accountHeader)
 	if !validID(hint) {
-		hint = "" // never sent to the database; authenticate refuses it
+		hint = "" // never sent to the database; Target refuses it
 	}
-	return s.secret.Fingerprint(strings.TrimSpace(key)), hint, nil
+	return s.secret.Fingerprint(key), hint, nil
 }
 
 // lookupKey finds the request's key by fingerprint, with its developer's
 // plan and overdue invoices as they stand at now.
-func (s *Server) lookupKey(r *http.Request, now time.Time) (*store.KeyOwner, error) {
+func (s *Server) lookupKey(r *http.Request, now time.Time) (*rental.KeyOwner, error) {
 	fingerprint, hint, err := s.keyRef(r)
 	if err != nil {
 		return nil, err
 	}
 	owner, err := s.db.LookupKey(r.Context(), fingerprint, hint, now)
 	if rental.IsNotFound(err) {
-		return nil, errInvalidKey
+		return nil, rental.ErrInvalidKey // unknown: answered as a malformed key is
 	}
 	return owner, err
 }
@@ -206,42 +172,18 @@ func (s *Server) lookupKey(r *http.Request, now time.Time) (*store.KeyOwner, err
 // confirm it before anything is answered (see store.KeyCheck): a read's
 // first statement carries it, a write's transaction its first round trip;
 // nil, nil when there is none.
-func (s *Server) keptKey(r *http.Request) (*store.KeyOwner, *store.KeyCheck) {
+func (s *Server) keptKey(r *http.Request) (*rental.KeyOwner, *store.KeyCheck) {
 	fingerprint, hint, err := s.keyRef(r)
 	if err != nil {
 		return nil, nil
 	}
 	now := s.now()
 	kept, kc := s.db.KeptKey(fingerprint, hint, now)
-	if kept != nil && (kept.Key.RevokedAt != nil || kept.Key.ExpiresAt != nil && !now.Before(kept.Key.ExpiresAt.Time)) {
+	if kept != nil && !kept.Key.Usable(now) {
 		// A refused key takes the usual way, where its failure is counted once.
 		return nil, nil
 	}
 	return kept, kc
-}
-
-// selectAccount decides which account the request acts on from the key and
-// the SERVICE-Account header.
-func selectAccount(o *store.KeyOwner, header string) (string, error) {
-	mismatch := func(bound string) error {
-		return rental.Errorf(rental.KindForbidden, "account_mismatch", "This key acts only on account %s; the %s header names another.", bound, accountHeader)
-	}
-	switch {
-	case o.Key.Mode == rental.ModeTest:
-		if header != "" && header != o.App.SandboxAccountID {
-			return "", mismatch(o.App.SandboxAccountID)
-		}
-		return o.App.SandboxAccountID, nil
-	case o.Key.AccountID != "":
-		if header != "" && header != o.Key.AccountID {
-			return "", mismatch(o.Key.AccountID)
-		}
-		return o.Key.AccountID, nil
-	case header == "":
-		return "", rental.Errorf(rental.KindForbidden, "account_required", "This live key is not bound to an account: send the %s header.", accountHeader)
-	default:
-		return header, nil
-	}
 }
 
 // keyInURL reports whether the URL carries something that looks like an API

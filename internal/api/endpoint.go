@@ -143,8 +143,8 @@ func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
 // once kc confirms that the kept lookup still holds; otherwise it writes
 // nothing and returns false. What the request did on its way (a
 // per-second limit's count, a key's last use) may then count twice.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, prepare prepareFunc, appLevel bool, once *onceBody, kept *store.KeyOwner, kc *store.KeyCheck) bool {
-	var owner *store.KeyOwner
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, prepare prepareFunc, appLevel bool, once *onceBody, kept *rental.KeyOwner, kc *store.KeyCheck) bool {
+	var owner *rental.KeyOwner
 	var cl *caller
 	noted := false
 	held := func() bool {
@@ -205,13 +205,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	defer release()
 	// Counted as the status is written, before the client can send its next request.
 	w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
-		if billable(status) && cl.account != nil {
+		if rental.Billable(cl.account, status) {
 			s.meter.add(counter)
 		}
 	}}
-	if scope != "" && !cl.scopes.Has(scope) {
-		return fail(&rental.Error{Kind: rental.KindForbidden, Code: "insufficient_scope", Scope: string(scope),
-			Message: "This request needs the scope '" + string(scope) + "', which the key, the application or the landlord's grant does not include."})
+	if err := cl.scopes.Require(scope); err != nil {
+		return fail(err)
 	}
 	params, err := checkQuery(r, query)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"rentapi/internal/bucket"
 	"rentapi/internal/rental"
-	"rentapi/internal/store"
 )
 
 // limits applies the per-second rate limits and the failed-key protection
@@ -28,7 +27,7 @@ type limits struct {
 // the developer account as a whole, test and live separately) and writes
 // the X-RateLimit headers; without a token it is 429 rate_limited. Every
 // request with a valid key takes one, whatever its answer.
-func (l *limits) allow(ctx context.Context, h http.Header, o *store.KeyOwner, now time.Time) error {
+func (l *limits) allow(ctx context.Context, h http.Header, o *rental.KeyOwner, now time.Time) error {
 	plan := o.Developer.Plan.Limits()
 	st := bucket.State{Allowed: true, Remaining: plan.Burst}
 	if !l.off {

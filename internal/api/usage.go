@@ -12,9 +12,6 @@ import (
 	"rentapi/internal/store"
 )
 
-// sandboxDailyLimit is the test-mode requests a developer may make per day.
-const sandboxDailyLimit = 20_000
-
 // usageKey names one count a limit reads: a developer's requests of one
 // mode over a period of Thailand dates (a month in live mode, a day in test
 // mode).
@@ -192,48 +189,21 @@ func (m *meter) flush(ctx context.Context) error {
 // Close flushes what is left; the process calls it on shutdown.
 func (s *Server) Close(ctx context.Context) error { return s.meter.flush(ctx) }
 
-// quota checks the caller's period count before a request: the sandbox's
-// daily limit in test mode, the monthly quota in live mode (with the
-// X-Quota headers). It returns the counter the request counts towards.
+// quota checks the caller's period count before a request (see
+// rental.QuotaAt): the sandbox's daily limit in test mode, the monthly
+// quota in live mode, with the X-Quota headers that describe it. It
+// returns the counter the request counts towards.
 func (s *Server) quota(ctx context.Context, h http.Header, c *caller, now time.Time) (cell, error) {
-	day := rental.DayOf(now)
-	if c.mode == rental.ModeTest {
-		k := cell{key: usageKey{c.key.Developer.ID, rental.ModeTest, day, day}, app: c.key.App.ID, day: day}
-		n, err := s.meter.total(ctx, k.key)
-		if err != nil || n < sandboxDailyLimit {
-			return k, err
-		}
-		local := now.In(rental.Bangkok)
-		tomorrow := time.Date(local.Year(), local.Month(), local.Day()+1, 0, 0, 0, 0, rental.Bangkok)
-		e := rental.Errorf(rental.KindRateLimited, "sandbox_limit", "The sandbox allows %d requests per day; the count restarts at midnight Thailand time.", sandboxDailyLimit)
-		e.RetryAfter = int(tomorrow.Sub(now).Seconds()) + 1
-		return k, e
-	}
-	plan := c.key.Developer.Plan.Limits()
-	first, last := rental.MonthDays(rental.MonthStart(now))
-	k := cell{key: usageKey{c.key.Developer.ID, rental.ModeLive, first, last}, app: c.key.App.ID, day: day}
+	q := rental.QuotaAt(c.mode, c.key.Developer.Plan, now)
+	k := cell{key: usageKey{c.key.Developer.ID, c.mode, q.From, q.To}, app: c.key.App.ID, day: rental.DayOf(now)}
 	n, err := s.meter.total(ctx, k.key)
 	if err != nil {
 		return k, err
 	}
-	reset := rental.NextMonthStart(now)
-	h.Set("X-Quota-Limit", strconv.FormatInt(plan.MonthlyIncluded, 10))
-	h.Set("X-Quota-Remaining", strconv.FormatInt(max(0, plan.MonthlyIncluded-n-1), 10))
-	h.Set("X-Quota-Reset", strconv.FormatInt(reset.Unix(), 10))
-	if plan.StopsAtIncluded && n >= plan.MonthlyIncluded {
-		h.Set("X-Quota-Remaining", "0")
-		e := rental.Errorf(rental.KindRateLimited, "monthly_quota_exceeded",
-			"The free plan's %d requests for this month are used; the quota restarts on the 1st (Thailand time).", plan.MonthlyIncluded)
-		e.RetryAfter = int(reset.Sub(now).Seconds()) + 1
-		return k, e
+	if c.mode == rental.ModeLive {
+		h.Set("X-Quota-Limit", strconv.FormatInt(q.Limit, 10))
+		h.Set("X-Quota-Remaining", strconv.FormatInt(q.Remaining(n), 10))
+		h.Set("X-Quota-Reset", strconv.FormatInt(q.Reset.Unix(), 10))
 	}
-	return k, nil
-}
-
-// billable reports whether a served request counts: live requests that
-// reached an account and were answered 2xx or 4xx other than 401 and 429;
-// in test mode every request not refused with 429 counts towards the daily
-// limit (and is never billed).
-func billable(status int) bool {
-	return status >= 200 && status < 500 && status != http.StatusUnauthorized && status != http.StatusTooManyRequests
+	return k, q.Check(n, now)
 }

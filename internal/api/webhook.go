@@ -12,9 +12,6 @@ var endpointPosition = position(func(e rental.WebhookEndpoint) rental.Time { ret
 
 var deliveryPosition = position(func(d rental.Delivery) rental.Time { return d.CreatedAt }, func(d rental.Delivery) string { return d.ID })
 
-var errEndpointDisabled = rental.Errorf(rental.KindConflict, "webhook_endpoint_disabled",
-	"The webhook endpoint is disabled; enable it (PATCH with status 'enabled') first.")
-
 // endpointChange reads a create or update body and checks it with the
 // rules the portal's forms share, the guard's lookup of the URL's host
 // name included.
@@ -116,12 +113,8 @@ func (s *Server) testEndpoint(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if e.Status != rental.EndpointEnabled {
-		return 0, nil, errEndpointDisabled
-	}
-	if c.acct() == nil {
-		return 0, nil, rental.Errorf(rental.KindForbidden, "account_required",
-			"A test event belongs to an account: send the %s header naming one linked to the application.", accountHeader)
+	if err := e.CheckTestEvent(c.acct()); err != nil {
+		return 0, nil, err
 	}
 	d, err := c.tx.RecordTestEvent(c.ctx, c.acct(), e)
 	if err != nil {
@@ -163,8 +156,8 @@ func (s *Server) resendDelivery(c *call) (int, any, error) {
 	}
 	if e, err := c.tx.GetEndpoint(c.ctx, app, mode, d.EndpointID); err != nil {
 		return 0, nil, err
-	} else if e.Status != rental.EndpointEnabled {
-		return 0, nil, errEndpointDisabled
+	} else if err := e.CheckSendable(); err != nil {
+		return 0, nil, err
 	}
 	d, err = c.tx.Resend(c.ctx, app, mode, d.ID)
 	if err != nil {

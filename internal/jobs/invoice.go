@@ -51,10 +51,5 @@ func CloseMonth(ctx context.Context, db *store.DB, month string) (int, error) {
 
 // CloseLastMonth closes the month that ended last by the store's clock.
 func CloseLastMonth(ctx context.Context, db *store.DB) (int, error) {
-	return CloseMonth(ctx, db, LastMonth(db.Now()))
-}
-
-// LastMonth is the month (YYYY-MM) before now's, in Thailand.
-func LastMonth(now time.Time) string {
-	return rental.MonthOf(rental.MonthStart(now).Add(-time.Millisecond))
+	return CloseMonth(ctx, db, rental.MonthBefore(db.Now()))
 }

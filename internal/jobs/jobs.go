@@ -19,6 +19,7 @@ import (
 
 	"rentapi/internal/chat"
 	"rentapi/internal/metric"
+	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/webhook"
@@ -60,7 +61,7 @@ func (w *sweepWorker[T]) Work(ctx context.Context, _ *river.Job[T]) error { retu
 // at any time: a bill turns overdue (and gets its bill.overdue event)
 // exactly once however many sweeps overlap.
 func SweepOverdue(ctx context.Context, db *store.DB) (int, error) {
-	today := store.ThailandDate(db.Now())
+	today := rental.DayOf(db.Now())
 	landlords, err := db.Read().OverdueLandlords(ctx, today)
 	return perLandlord(ctx, db, "overdue bills", landlords, err, func(tx *store.Tx, id string) (int, error) {
 		return tx.MarkOverdue(ctx, id, today)

@@ -494,6 +494,16 @@ func TestModeOnly(what string) *Error {
 	return &Error{Kind: KindForbidden, Code: "test_mode_only", Message: what}
 }
 
+// Unlink reports whether ending the account's link changes anything: not
+// for a link that has ended already (ending it again does nothing). A
+// sandbox's link never ends: it is not found, as no link a landlord made.
+func (a *Account) Unlink() (bool, error) {
+	if a.Sandbox {
+		return false, NotFound("account", a.ID)
+	}
+	return !a.Revoked, nil
+}
+
 // CheckReset is nil when the account may be reset to sample data: a
 // sandbox only.
 func (a *Account) CheckReset() error {

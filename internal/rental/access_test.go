@@ -156,3 +156,36 @@ func TestValidID(t *testing.T) {
 		}
 	}
 }
+
+// Ending a link: a live link ends once, an ended one is left as it is, a
+// sandbox's is not found.
+func TestUnlink(t *testing.T) {
+	cases := []struct {
+		acct   Account
+		change bool
+		code   string
+	}{
+		{Account{ID: "acct_live"}, true, ""},
+		{Account{ID: "acct_ended", Revoked: true}, false, ""},
+		{Account{ID: "acct_sandbox", Sandbox: true}, false, "resource_not_found"},
+	}
+	for _, c := range cases {
+		change, err := c.acct.Unlink()
+		if change != c.change || code(err) != c.code {
+			t.Errorf("%s: %v, %v", c.acct.ID, change, err)
+		}
+	}
+}
+
+// Invoice numbers: the shape InvoiceNumber writes, anything else 400.
+func TestCheckInvoiceNumber(t *testing.T) {
+	for number, ok := range map[string]bool{
+		InvoiceNumber(2026, 123): true, "INV-2026-000123": true, "INV-2027-999999": true,
+		"INV-2026-00012": false, "INV-26-000123": false, "inv-2026-000123": false, "INV-2026_000123": false,
+		"INV-2026-0001234": false, "": false, "INV-ABCD-000123": false,
+	} {
+		if err := CheckInvoiceNumber(number); (err == nil) != ok || (!ok && code(err) != "invalid_parameter") {
+			t.Errorf("%q: %v", number, err)
+		}
+	}
+}

@@ -93,10 +93,6 @@ func DueDate(month string, dueDay int64) string {
 	return fmt.Sprintf("%s-%02d", next.Format("2006-01"), min(int(dueDay), last))
 }
 
-// Bangkok is Thailand's time (UTC+7 all year): due dates, overdue marking
-// and quotas follow the landlord's calendar.
-var Bangkok = time.FixedZone("ICT", 7*60*60)
-
 // Payable reports whether a tenant can still pay the bill: it is issued or
 // overdue and something is left to pay (a QR never asks for nothing).
 func (b *Bill) Payable() bool {

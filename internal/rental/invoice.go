@@ -119,6 +119,16 @@ func ValidInvoiceNumber(s string) bool {
 	return err1 == nil && err2 == nil
 }
 
+// CheckInvoiceNumber is nil for a number in the shape of an invoice
+// number, else 400 naming it: an operator's typing mistake is told apart
+// from an invoice that does not exist.
+func CheckInvoiceNumber(number string) error {
+	if !ValidInvoiceNumber(number) {
+		return Invalid("number", "'%s' is not an invoice number: they look like INV-2026-000123.", number)
+	}
+	return nil
+}
+
 // IssueTimes are an invoice's issue and due instants when issued at now.
 func IssueTimes(now time.Time) (issued, due time.Time) {
 	return now, now.AddDate(0, 0, InvoiceDueDays)

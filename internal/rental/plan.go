@@ -5,9 +5,8 @@ import (
 	"time"
 )
 
-// The rules of developer plans over time: which plan is in effect when, how
-// a change takes effect, and the calendar the quota and the invoices count
-// in (months and days in Thailand time).
+// The rules of developer plans over time: which plan is in effect when and
+// how a change takes effect (the calendar they count in is calendar.go's).
 
 // planOrder ranks the plans from the smallest up: moving up is an upgrade.
 var planOrder = []DeveloperPlan{PlanFree, PlanDeveloper, PlanPro, PlanBusiness, PlanEnterprise}
@@ -59,37 +58,6 @@ func (s PlanState) Change(to DeveloperPlan, now time.Time) (PlanState, error) {
 		from := Time{Time: NextMonthStart(now)}
 		return PlanState{Plan: current, Pending: to, PendingFrom: &from}, nil
 	}
-}
-
-// MonthStart is 00:00 Thailand time on the 1st of t's month.
-func MonthStart(t time.Time) time.Time {
-	l := t.In(Bangkok)
-	return time.Date(l.Year(), l.Month(), 1, 0, 0, 0, 0, Bangkok)
-}
-
-// NextMonthStart is 00:00 Thailand time on the 1st of the month after t's:
-// when the monthly quota restarts and a downgrade takes effect.
-func NextMonthStart(t time.Time) time.Time { return MonthStart(t).AddDate(0, 1, 0) }
-
-// MonthOf is t's month in Thailand, as YYYY-MM.
-func MonthOf(t time.Time) string { return t.In(Bangkok).Format("2006-01") }
-
-// DayOf is t's date in Thailand, as YYYY-MM-DD.
-func DayOf(t time.Time) string { return t.In(Bangkok).Format(time.DateOnly) }
-
-// MonthStartOf reads a YYYY-MM month (as ParseMonth checks it) and returns
-// its first instant in Thailand.
-func MonthStartOf(param, month string) (time.Time, error) {
-	if _, err := ParseMonth(param, month); err != nil {
-		return time.Time{}, err
-	}
-	return time.ParseInLocation("2006-01", month, Bangkok)
-}
-
-// MonthDays are the first and last dates (YYYY-MM-DD) of the month starting
-// at start, the range of a month's daily counts.
-func MonthDays(start time.Time) (first, last string) {
-	return DayOf(start), DayOf(start.AddDate(0, 1, -1))
 }
 
 // PlanPrice is what a plan costs: the monthly fee and the price of each

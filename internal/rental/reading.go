@@ -68,12 +68,6 @@ func ParseMonth(param, s string) (string, error) {
 	return s, nil
 }
 
-// PreviousMonth returns the month before a YYYY-MM month.
-func PreviousMonth(month string) string {
-	t, _ := time.Parse("2006-01", month)
-	return t.AddDate(0, -1, 0).Format("2006-01")
-}
-
 // ReadingPart is one meter's part of a monthly reading.
 type ReadingPart struct {
 	Previous Quantity `json:"previous"`
@@ -189,4 +183,81 @@ type Meter struct {
 // reading (id, when known).
 func ReadingExists(room, month, id string) *Error {
 	return Exists(id, "A reading for room %s in %s exists already.", room, month)
+}
+
+// ReadingSource is what a month's reading is made from: the room, its
+// property (whose current rates and water billing the reading keeps: later
+// changes do not touch it), the room's latest reading up to the month (nil
+// when there is none) and the meter values sent.
+type ReadingSource struct {
+	Room     Room
+	Property Property
+	// Latest is the room's latest reading of the month or before; only its
+	// ID, month and current values are read.
+	Latest      *Reading
+	Month       string
+	Electricity PartInput
+	Water       PartInput
+}
+
+// NewReading records a room's meters for a month at now. A meter's
+// previous value, unless sent, is its current value in the latest reading
+// before the month, or 0 for a room never read. A month that has its
+// reading is 409 resource_exists naming it.
+func NewReading(src ReadingSource, now time.Time) (Reading, error) {
+	var ePrev, wPrev Quantity
+	if l := src.Latest; l != nil {
+		if l.Month == src.Month {
+			return Reading{}, ReadingExists(src.Room.Number, src.Month, l.ID)
+		}
+		ePrev, wPrev = l.Electricity.Current, l.Water.Current
+	}
+	at := Time{Time: now}
+	r := Reading{ID: NewID(PrefixReading), Object: "meter_reading", RoomID: src.Room.ID, PropertyID: src.Room.PropertyID,
+		Month: src.Month, Currency: Currency, CreatedAt: at, UpdatedAt: at}
+	var err error
+	if r.Electricity, err = Measure("electricity", src.Electricity, ePrev, src.Property.ElectricityRate); err != nil {
+		return Reading{}, err
+	}
+	if r.Water.ReadingPart, err = Measure("water", src.Water, wPrev, src.Property.WaterRate); err != nil {
+		return Reading{}, err
+	}
+	r.Water.Billing, r.Water.FlatAmount = src.Property.WaterBilling, src.Property.WaterFlatAmount
+	return r, nil
+}
+
+// Correct changes the reading's meter values at now, at the rates it
+// recorded. A part not sent stays as it is; in a part sent, a current
+// value or rollover not sent keeps the recorded one, and a previous value
+// not sent is the recorded one (which, with rollover, counts as given).
+// A refused correction changes nothing. Whether the month's bill still
+// allows it is Bill.Correct's to say.
+func (r *Reading) Correct(electricity, water PartInput, now time.Time) error {
+	e, err := correctPart("electricity", r.Electricity, electricity)
+	if err != nil {
+		return err
+	}
+	w, err := correctPart("water", r.Water.ReadingPart, water)
+	if err != nil {
+		return err
+	}
+	r.Electricity, r.Water.ReadingPart, r.UpdatedAt = e, w, Time{Time: now}
+	return nil
+}
+
+// correctPart is a recorded part after a correction's input for it.
+func correctPart(param string, part ReadingPart, in PartInput) (ReadingPart, error) {
+	if !in.Set {
+		return part, nil
+	}
+	if !in.Current.Set {
+		in.Current = Of(part.Current)
+	}
+	if !in.Rollover.Set {
+		in.Rollover = Of(part.Rollover)
+	}
+	if !in.Previous.Set && in.Rollover.Value {
+		in.Previous = Of(part.Previous) // the recorded previous counts as given
+	}
+	return Measure(param, in, part.Previous, part.Rate)
 }

@@ -133,6 +133,42 @@ func (e *WebhookEndpoint) Wants(typ string) bool {
 	return slices.Contains(e.EnabledEvents, "*") || slices.Contains(e.EnabledEvents, typ)
 }
 
+// ErrEndpointDisabled refuses a send a developer asks of a disabled
+// endpoint (409 webhook_endpoint_disabled).
+var ErrEndpointDisabled = Errorf(KindConflict, "webhook_endpoint_disabled",
+	"The webhook endpoint is disabled; enable it (PATCH with status 'enabled') first.")
+
+// CheckSendable is nil when a developer may have the endpoint sent
+// something now (a test event, a delivery again): it is enabled. Else
+// ErrEndpointDisabled: a disabled endpoint is sent nothing, so enabling it
+// is a decision taken first, on its own.
+func (e *WebhookEndpoint) CheckSendable() error {
+	if e.Status != EndpointEnabled {
+		return ErrEndpointDisabled
+	}
+	return nil
+}
+
+// CheckTestEvent is nil when a webhook.test event may be sent to the
+// endpoint from acct, the account it belongs to: the endpoint sendable
+// (CheckSendable), and an account given (403 account_required, as an
+// unbound live key that named none), of the endpoint's mode and still
+// linked; another is not found, as an account the application cannot
+// reach.
+func (e *WebhookEndpoint) CheckTestEvent(acct *Account) error {
+	if err := e.CheckSendable(); err != nil {
+		return err
+	}
+	switch {
+	case acct == nil:
+		return Errorf(KindForbidden, "account_required",
+			"A test event belongs to an account: send the %s header naming one linked to the application.", AccountHeader)
+	case acct.Mode() != e.Mode || acct.Revoked:
+		return NotFound("account", acct.ID)
+	}
+	return nil
+}
+
 // ParseEnabledEvents checks a subscription: ["*"] or known event types, at
 // least one, without repeats.
 func ParseEnabledEvents(list []string) ([]string, error) {

@@ -235,19 +235,15 @@ func (tx *Tx) LinkAccount(ctx context.Context, appID, landlordID string, approve
 	return acct, tx.recordAccountEvent(ctx, acct, rental.EventAccountLinked, app.Scopes)
 }
 
-// RevokeAccount ends a link; the landlord's data stays, and the
-// application hears of it (account.unlinked). Ending a link that has ended
-// already does nothing. The sandbox's link never ends: not found.
+// RevokeAccount ends a link (see rental.Account.Unlink); the landlord's
+// data stays, and the application hears of it (account.unlinked).
 func (tx *Tx) RevokeAccount(ctx context.Context, appID, accountID string) error {
 	acct, err := tx.GetAccount(ctx, appID, accountID)
 	if err != nil {
 		return err
 	}
-	if acct.Sandbox {
-		return rental.NotFound("account", accountID)
-	}
-	if acct.Revoked {
-		return nil
+	if change, err := acct.Unlink(); !change {
+		return err
 	}
 	app, err := tx.GetApplication(ctx, appID)
 	if err != nil {
@@ -421,16 +417,6 @@ func (tx *Tx) RevokeAPIKey(ctx context.Context, keyID string) error {
 	return tx.execOne(ctx, "key", keyID, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1`, keyID, ms(tx.Now))
 }
 
-// KeyOwner is a key with the application and developer it belongs to: all
-// that authentication needs, read in one query.
-type KeyOwner struct {
-	Key       rental.APIKey
-	App       rental.Application
-	Developer rental.Developer
-	// Account is the account KeyForRequest read with the key, if any.
-	Account *rental.Account
-}
-
 const keyColumns = `k.id, k.application_id, k.name, k.mode, k.prefix, k.last4, k.scopes, k.account_id, k.expires_at, k.revoked_at, k.rotated_from, k.created_at, k.last_used_at`
 
 func scanKey(sc interface{ Scan(...any) error }, k *rental.APIKey, more ...any) error {
@@ -491,7 +477,7 @@ func (q *Queries) getKey(ctx context.Context, where string, arg any) (*rental.AP
 // past its due time at now, or the operator's flag is set: both flip on
 // time, on every process, no job needed. Whether the key is expired or
 // revoked is for the caller to judge against its clock.
-func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string, now time.Time) (*KeyOwner, error) {
+func (q *Queries) KeyByFingerprint(ctx context.Context, fingerprint string, now time.Time) (*rental.KeyOwner, error) {
 	return q.KeyForRequest(ctx, fingerprint, "", now)
 }
 
@@ -506,9 +492,9 @@ const joinedAccountColumns = `COALESCE(a.id, ''), COALESCE(a.application_id, '')
 // this key most likely acts on: the one it names (accountHint, the
 // SERVICE-Account header), else the key's bound account, else a test key's
 // sandbox. KeyOwner.Account is that account of the key's application when it
-// exists. Which account the request may act on stays the caller's to
-// decide; when that is not this one, it looks it up itself.
-func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint string, now time.Time) (*KeyOwner, error) {
+// exists. Which account the request may act on is rental's to decide
+// (KeyOwner.Target); when that is not this one, the caller looks it up.
+func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, error) {
 	l, err := q.lookupKey(ctx, fingerprint, accountHint, now)
 	return l.owner, err
 }
@@ -518,7 +504,7 @@ func (q *Queries) KeyForRequest(ctx context.Context, fingerprint, accountHint st
 // of time alone changes it (an invoice falling due, a plan change taking
 // effect), from the instant of the lookup.
 type keyLookup struct {
-	owner       *KeyOwner
+	owner       *rental.KeyOwner
 	version     int64
 	from, until int64 // ms
 }
@@ -545,7 +531,7 @@ const keyForRequest = `SELECT ` + keyColumns + `,
 // scanKeyOwner reads the row of keyForRequest run at now; no row is
 // rental's not found.
 func scanKeyOwner(row row, now time.Time) (keyLookup, error) {
-	var o KeyOwner
+	var o rental.KeyOwner
 	var appScopes, plan string
 	var pending sql.NullString
 	var from, nextDue sql.NullInt64

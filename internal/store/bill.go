@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"rentapi/internal/rental"
 )
@@ -235,9 +234,6 @@ func (q *Queries) landlordAccount(ctx context.Context, landlordID string) (*rent
 	}
 	return a, nil
 }
-
-// ThailandDate is the date in Thailand at t, as YYYY-MM-DD.
-func ThailandDate(t time.Time) string { return t.In(rental.Bangkok).Format(time.DateOnly) }
 
 func nullTime(t *rental.Time) any {
 	if t == nil {

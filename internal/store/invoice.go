@@ -66,7 +66,7 @@ func (tx *Tx) ChangeDeveloperPlan(ctx context.Context, id string, to rental.Deve
 	if err != nil {
 		return st, err
 	}
-	if _, err := tx.CloseMonth(ctx, id, rental.MonthOf(rental.MonthStart(tx.Now).Add(-time.Millisecond))); err != nil {
+	if _, err := tx.CloseMonth(ctx, id, rental.MonthBefore(tx.Now)); err != nil {
 		return st, err
 	}
 	var from *time.Time
@@ -90,7 +90,7 @@ func (tx *Tx) SetDeveloperPlan(ctx context.Context, id string, plan rental.Devel
 	if _, _, err := tx.lockDeveloper(ctx, id); err != nil {
 		return err
 	}
-	if _, err := tx.CloseMonth(ctx, id, rental.MonthOf(rental.MonthStart(tx.Now).Add(-time.Millisecond))); err != nil {
+	if _, err := tx.CloseMonth(ctx, id, rental.MonthBefore(tx.Now)); err != nil {
 		return err
 	}
 	return tx.execOne(ctx, "developer", id, `UPDATE developers SET plan = $2, pending_plan = NULL, pending_from = NULL WHERE id = $1`, id, string(plan))
@@ -294,8 +294,8 @@ func (tx *Tx) VoidInvoice(ctx context.Context, number string) (*rental.Invoice, 
 }
 
 func (tx *Tx) settleInvoice(ctx context.Context, number string, check func(*rental.Invoice) error, update string) (*rental.Invoice, error) {
-	if !rental.ValidInvoiceNumber(number) {
-		return nil, rental.Invalid("number", "'%s' is not an invoice number: they look like INV-2026-000123.", number)
+	if err := rental.CheckInvoiceNumber(number); err != nil {
+		return nil, err
 	}
 	inv, err := tx.InvoiceByNumber(ctx, number)
 	if err != nil {

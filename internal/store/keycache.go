@@ -40,7 +40,7 @@ const maxCachedKeys = 4096
 //
 // Only a lookup that found the account the hint names (or had no hint) is
 // kept: made-up hints cannot push the keys in use out of the cache.
-func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, now time.Time) (*KeyOwner, error) {
+func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, error) {
 	q := db.Read()
 	var version int64
 	if err := q.c.QueryRowContext(ctx, accessVersion).Scan(&version); err != nil {
@@ -71,7 +71,7 @@ func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, no
 
 // kept returns a copy of the key's kept lookup and the access version it
 // read, if there is one and the passing of time has not changed it at now.
-func (c *keyCache) kept(fingerprint, accountHint string, now time.Time) (*KeyOwner, int64, bool) {
+func (c *keyCache) kept(fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	l, ok := c.m[fingerprint+"\x00"+accountHint]
@@ -92,7 +92,7 @@ func (c *keyCache) noteUse(keyID string, now time.Time) {
 
 // copy is a copy of a kept o that its caller may change, with the key's last
 // use as this process wrote it if that is later. Called with c.mu held.
-func (c *keyCache) copy(o *KeyOwner) *KeyOwner {
+func (c *keyCache) copy(o *rental.KeyOwner) *rental.KeyOwner {
 	d := *o
 	d.Key.Scopes, d.App.Scopes, d.App.RedirectURIs = slices.Clone(o.Key.Scopes), slices.Clone(o.App.Scopes), slices.Clone(o.App.RedirectURIs)
 	d.Key.ExpiresAt, d.Key.RevokedAt, d.Key.LastUsedAt = clonePtr(o.Key.ExpiresAt), clonePtr(o.Key.RevokedAt), clonePtr(o.Key.LastUsedAt)

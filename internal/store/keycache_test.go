@@ -33,7 +33,7 @@ func TestLookupKeyAcrossProcesses(t *testing.T) {
 		fp := sec.Fingerprint(key)
 		// lookup is the second process's kept lookup, checked against a
 		// fresh one.
-		lookup := func(step string) *store.KeyOwner {
+		lookup := func(step string) *rental.KeyOwner {
 			t.Helper()
 			for range 2 { // the first may fill the cache; the second is served from it
 				got, err := other.LookupKey(ctx, fp, "", e.Clock.Now())

@@ -31,7 +31,7 @@ type KeyCheck struct {
 // the check that must confirm it; nil when there is none to use: on SQLite
 // (a read of the version costs no round trip there), when the key has no
 // kept lookup, or when the passing of time has changed it.
-func (db *DB) KeptKey(fingerprint, accountHint string, now time.Time) (*KeyOwner, *KeyCheck) {
+func (db *DB) KeptKey(fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, *KeyCheck) {
 	if db.engine != Postgres {
 		return nil, nil
 	}

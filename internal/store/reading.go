@@ -124,10 +124,9 @@ type ReadingInput struct {
 	Water       rental.PartInput
 }
 
-// CreateReading records a room's meters for a month, at the property's
-// current rates (kept with the reading: later rate changes do not touch
-// it). Previous values default to the room's latest earlier reading, or 0.
-// A second reading of the month is 409 resource_exists naming the first.
+// CreateReading records a room's meters for a month (see
+// rental.NewReading), from the room, its property's rates and the room's
+// latest reading up to the month, read together.
 func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in ReadingInput) (*rental.Reading, error) {
 	// One look at the room, its property's rates (a reading needs no more
 	// of either) and the room's latest reading up to the month: the
@@ -155,18 +154,16 @@ func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in Readin
 	if flat.Valid {
 		prop.WaterFlatAmount = &flat.Int64
 	}
-	if latestMonth.String == in.Month {
-		return nil, rental.ReadingExists(room.Number, in.Month, latestID.String)
+	src := rental.ReadingSource{Room: room, Property: prop, Month: in.Month, Electricity: in.Electricity, Water: in.Water}
+	if latestID.Valid {
+		src.Latest = &rental.Reading{ID: latestID.String, Month: latestMonth.String,
+			Electricity: rental.ReadingPart{Current: rental.Quantity(ePrev.Int64)},
+			Water:       rental.WaterPart{ReadingPart: rental.ReadingPart{Current: rental.Quantity(wPrev.Int64)}}}
 	}
-	r := rental.Reading{ID: rental.NewID(rental.PrefixReading), Object: "meter_reading", RoomID: room.ID, PropertyID: room.PropertyID,
-		Month: in.Month, Currency: rental.Currency, CreatedAt: rental.Time{Time: tx.Now}, UpdatedAt: rental.Time{Time: tx.Now}}
-	if r.Electricity, err = rental.Measure("electricity", in.Electricity, rental.Quantity(ePrev.Int64), prop.ElectricityRate); err != nil {
+	r, err := rental.NewReading(src, tx.Now)
+	if err != nil {
 		return nil, err
 	}
-	if r.Water.ReadingPart, err = rental.Measure("water", in.Water, rental.Quantity(wPrev.Int64), prop.WaterRate); err != nil {
-		return nil, err
-	}
-	r.Water.Billing, r.Water.FlatAmount = prop.WaterBilling, prop.WaterFlatAmount
 	e, w := r.Electricity, r.Water
 	// Sent with COMMIT, the event's endpoints having been read with the
 	// room: the landlord's lock, held since the month was looked at above,
@@ -210,30 +207,9 @@ func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id strin
 			return nil, err
 		}
 	}
-	correct := func(param string, part *rental.ReadingPart, in rental.PartInput) error {
-		if !in.Set {
-			return nil
-		}
-		if !in.Current.Set {
-			in.Current = rental.Of(part.Current)
-		}
-		if !in.Rollover.Set {
-			in.Rollover = rental.Of(part.Rollover)
-		}
-		if !in.Previous.Set && in.Rollover.Value {
-			in.Previous = rental.Of(part.Previous) // the recorded previous counts as given
-		}
-		next, err := rental.Measure(param, in, part.Previous, part.Rate)
-		*part = next
-		return err
-	}
-	if err := correct("electricity", &r.Electricity, electricity); err != nil {
+	if err := r.Correct(electricity, water, tx.Now); err != nil {
 		return nil, err
 	}
-	if err := correct("water", &r.Water.ReadingPart, water); err != nil {
-		return nil, err
-	}
-	r.UpdatedAt = rental.Time{Time: tx.Now}
 	e, w := r.Electricity, r.Water
 	_, err = tx.c.ExecContext(ctx, `UPDATE meter_readings SET e_previous = $3, e_current = $4, e_rollover = $5,
 			w_previous = $6, w_current = $7, w_rollover = $8, updated_at = $9

@@ -82,8 +82,7 @@ func (tx *Tx) seedSandbox(ctx context.Context, acct *rental.Account) error {
 	if _, err := tx.SetPromptPay(ctx, acct.LandlordID, sandboxReceiver, sandboxReceiverName); err != nil {
 		return err
 	}
-	local := tx.Now.In(rental.Bangkok)
-	thisMonth := local.Format("2006-01")
+	thisMonth := rental.MonthOf(tx.Now)
 	lastMonth := rental.PreviousMonth(thisMonth)
 	n := 0
 	for _, sp := range sampleData() {

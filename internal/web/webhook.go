@@ -390,7 +390,7 @@ func (s *site) handleTestEvent() http.HandlerFunc {
 			s.fail(w, r, portalArea, err)
 			return
 		}
-		if e.Status != rental.EndpointEnabled {
+		if e.CheckSendable() != nil {
 			s.fail(w, r, portalArea, errEndpointOff)
 			return
 		}
@@ -400,8 +400,8 @@ func (s *site) handleTestEvent() http.HandlerFunc {
 		}
 		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
 			acct, err := tx.GetAccount(r.Context(), hk.App.ID, acctID)
-			if err == nil && (acct.Mode() != hk.Mode || acct.Revoked) {
-				err = rental.NotFound("account", acctID)
+			if err == nil {
+				err = e.CheckTestEvent(acct)
 			}
 			if err != nil {
 				return err
@@ -484,7 +484,7 @@ func parsePosition(s string) (store.Position, bool) {
 // does: at once, as a new run of attempts with the same event and body.
 func (s *site) handleResend() http.HandlerFunc {
 	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		if e.Status != rental.EndpointEnabled {
+		if e.CheckSendable() != nil {
 			s.fail(w, r, portalArea, errEndpointOff)
 			return
 		}
