@@ -168,8 +168,8 @@ func (q *Queries) scanEvent(sc *scanner, e *StoredEvent) error {
 	if err := sc.Scan(&e.ID, &e.Type, &mode, &data, &created); err != nil {
 		return err
 	}
-	data, err := q.openCopy(eventData, e.ID, data)
-	e.Mode, e.Data, e.CreatedAt = rental.Mode(mode), json.RawMessage(data), rental.UnixMilli(created)
+	opened, err := q.openCopy(eventData, e.ID, data)
+	e.Mode, e.Data, e.CreatedAt = rental.Mode(mode), json.RawMessage(opened), rental.UnixMilli(created)
 	return err
 }
 

@@ -231,10 +231,11 @@ func (q *Queries) SendWork(ctx context.Context, id string) (*SendWork, error) {
 		return nil, fmt.Errorf("store: send work: %w", err)
 	}
 	w.LineUserID = user.String
-	if notice, err = q.openCopy(noticeText, id, notice); err != nil {
+	opened, err := q.openCopy(noticeText, id, notice)
+	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(notice), &w.Notice); err != nil {
+	if err := json.Unmarshal(opened, &w.Notice); err != nil {
 		return nil, fmt.Errorf("store: notice of %s: %w", id, err)
 	}
 	return &w, nil

@@ -44,12 +44,13 @@ func TestClearLinksSealedAtStart(t *testing.T) {
 	})
 }
 
-// Events' data, deliveries' bodies and chat notices stored in clear (by
-// the version before copies were sealed, or by a process without the
-// server secret) read as they are, and the next migration of a process
-// with the secret seals them: no table holds the payment link's token any
-// more, and every reader gets the very same text back. A sealed copy opens
-// only in its own row.
+// Events' data, deliveries' bodies and chat notices holding a payment
+// link's URL stored in clear (by the version before copies were sealed, or
+// by a process without the server secret) read as they are, and the next
+// migration of a process with the secret seals them: no table holds the
+// link's token any more, and every reader gets the very same text back.
+// Copies made since are sealed at once; a copy without a link stays in
+// clear JSON; a sealed copy opens only in its own row.
 func TestClearCopiesSealedAtStart(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
@@ -158,6 +159,13 @@ func TestClearCopiesSealedAtStart(t *testing.T) {
 			if strings.Contains(row, token) {
 				t.Errorf("table %s holds a new copy of the token in clear: %.300s", table, row)
 			}
+		}
+		// A copy that holds no link stays in clear JSON.
+		_, _, _, deliver := testEndpoint(t, e)
+		deliver()
+		var plainData string
+		if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT data FROM events WHERE type = 'webhook.test'`).Scan(&plainData); err != nil || !strings.HasPrefix(plainData, `{"id":"we_`) {
+			t.Fatalf("webhook.test stored as %.100s (%v)", plainData, err)
 		}
 		// A process without the secret cannot read a sealed copy; a sealed
 		// copy moved to another row does not open.

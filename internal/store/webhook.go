@@ -351,8 +351,8 @@ func (q *Queries) scanDelivery(sc *scanner, d *rental.Delivery) error {
 		d.NextAttemptAt = &t
 	}
 	d.CreatedAt, d.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	var err error
-	d.Body, err = q.openCopy(deliveryBody, d.ID, d.Body)
+	body, err := q.openCopy(deliveryBody, d.ID, d.Body)
+	d.Body = string(body)
 	return err
 }
 

@@ -1,14 +1,14 @@
 -- +goose Up
--- Events' data, webhook deliveries' bodies and chat notices are stored
--- sealed under the server secret ("sealed.v1." then the sealed text): they
--- copy objects that can hold a payment link's URL. Rows stored before are
--- JSON objects, beginning with "{", until the first process that loads the
--- server secret seals them (store.Migrate). These indexes hold just those
--- rows, so that each start finds what is left in clear at once: nothing,
+-- Events' data, webhook deliveries' bodies and chat notices that hold a
+-- payment link's URL (they name the links' path, /pay/) are stored sealed
+-- under the server secret: "sealed.v1." then the sealed text, which holds
+-- no "/". Rows stored before are JSON in clear until the first process that
+-- loads the server secret seals them (store.Migrate). These indexes hold
+-- just the rows left to seal, so that each start finds them at once: none,
 -- once they are sealed.
-CREATE INDEX events_clear ON events (id) WHERE substr(data, 1, 1) = '{';
-CREATE INDEX webhook_deliveries_clear ON webhook_deliveries (id) WHERE substr(body, 1, 1) = '{';
-CREATE INDEX notifications_clear ON notifications (id) WHERE substr(notice, 1, 1) = '{';
+CREATE INDEX events_clear ON events (id) WHERE data LIKE '%/pay/%';
+CREATE INDEX webhook_deliveries_clear ON webhook_deliveries (id) WHERE body LIKE '%/pay/%';
+CREATE INDEX notifications_clear ON notifications (id) WHERE notice LIKE '%/pay/%';
 
 -- +goose Down
 -- Sealed rows cannot be given their clear text back without the server
@@ -18,5 +18,5 @@ CREATE INDEX notifications_clear ON notifications (id) WHERE substr(notice, 1, 1
 DROP INDEX notifications_clear;
 DROP INDEX webhook_deliveries_clear;
 DROP INDEX events_clear;
-DELETE FROM webhook_deliveries WHERE substr(body, 1, 1) <> '{';
-DELETE FROM events WHERE substr(data, 1, 1) <> '{';
+DELETE FROM webhook_deliveries WHERE body LIKE 'sealed.v1.%';
+DELETE FROM events WHERE data LIKE 'sealed.v1.%';
