@@ -16,8 +16,8 @@ import (
 
 // BenchmarkListEvents is GET /v1/events?limit=100 over a real server and
 // database, each event a payment with its payment_url as the payment
-// events carry it: what reading events costs now that their data is
-// stored sealed (see store's sealCopy).
+// events carry it: the worst case of reading events whose data is stored
+// sealed because it holds a payment link's URL (see store's sealCopy).
 func BenchmarkListEvents(b *testing.B) {
 	for _, engine := range []struct {
 		name string
