@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store/storetest"
@@ -98,6 +100,144 @@ func TestNoPaymentLinkTokenAtRest(t *testing.T) {
 		var hash string
 		if err := e.DB.WritePool().QueryRowContext(t.Context(), `SELECT token_hash FROM payment_links WHERE url_sealed IS NOT NULL AND token IS NULL AND url IS NULL`).Scan(&hash); err != nil || len(hash) != 64 {
 			t.Fatalf("the stored link: hash %q, %v", hash, err)
+		}
+	})
+}
+
+// A payment link's URL is copied into rows other than the link's: its
+// payments' events (data.object.payment_url), their webhook deliveries, the
+// bill notice that takes the link to the tenant's LINE. No table may hold
+// the token in clear, yet the events read back, the receiver (on a retry
+// and a resend, signed over the same bytes each time) and the chat push
+// all show the URL.
+func TestNoPaymentLinkTokenInCopies(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		h := chatHarness(t, e, line)
+		p := newPayee(t, h, rental.LandlordStandard)
+		rc := newReceiver(t, e.Clock.Now)
+		rc.answers = []int{http.StatusInternalServerError} // one delivery is retried
+		h.createEndpoint(h.liveKey(p.app, ""), rc)
+		tenant := billTenant(t, h, p)
+		registerTenant(t, h, tenant)
+
+		// The bill notice makes the link and carries it to the tenant.
+		res := notify(h, p.key, "new_bill", p.bill)
+		want(t, res, http.StatusAccepted)
+		if sent := waitNotification(t, h, p.key, res.data()["id"].(string)); sent["status"] != "sent" {
+			t.Fatalf("notification %v", sent)
+		}
+		url := p.link(t, h)
+		token := url[strings.LastIndex(url, "/")+1:]
+		if !strings.HasPrefix(url, h.url+"/pay/") || len(token) != 32 {
+			t.Fatalf("link URL %q", url)
+		}
+		if _, accepted := line.pushes(); len(accepted) != 1 {
+			t.Fatalf("%d pushes accepted", len(accepted))
+		} else {
+			for _, m := range accepted {
+				if !strings.Contains(string(m), url) {
+					t.Fatalf("the push %s lacks the link %s", m, url)
+				}
+			}
+		}
+
+		// The tenant opens the page (payment.pending), lets the QR expire
+		// and opens it again (payment.failed, payment.pending), and pays
+		// (payment.paid).
+		if status, _ := open(t, url); status != http.StatusOK {
+			t.Fatalf("the payment page: %d", status)
+		}
+		e.Clock.Advance(rental.QRValidity + time.Minute)
+		if status, _ := open(t, url); status != http.StatusOK {
+			t.Fatalf("the payment page after expiry: %d", status)
+		}
+		pays := p.payments(t, h)
+		if len(pays) != 2 || pays[0]["status"] != "pending" {
+			t.Fatalf("payments %v", pays)
+		}
+		paid := h.confirm(confirmation{at: e.Clock.Now(), body: confirmationBody("txn-at-rest", pays[0]["id"].(string), p.total)})
+		want(t, paid, http.StatusOK)
+
+		// Every delivery arrives, the one that failed on its retry.
+		h.settleDeliveries()
+		e.Clock.Advance(time.Minute + 7*time.Second)
+		if parked := h.settleDeliveries(); len(parked) != 0 {
+			t.Fatalf("%d deliveries wait for a retry", len(parked))
+		}
+
+		// The events read back with the URL, listed and one by one.
+		res = h.do(req{key: p.key, method: "GET", path: "/v1/events?type=payment.*&order=asc&limit=100"})
+		want(t, res, http.StatusOK)
+		var types []string
+		for _, it := range res.json()["data"].([]any) {
+			ev := it.(map[string]any)
+			obj := ev["data"].(map[string]any)["object"].(map[string]any)
+			types = append(types, ev["type"].(string)+":"+obj["status"].(string))
+			if obj["payment_url"] != url {
+				t.Fatalf("listed %s: payment_url %v, want %s", ev["type"], obj["payment_url"], url)
+			}
+			one := h.do(req{key: p.key, method: "GET", path: "/v1/events/" + ev["id"].(string)})
+			want(t, one, http.StatusOK)
+			if !jsonEqual(one.data(), ev) {
+				t.Fatalf("GET /v1/events/%s: %s, listed %v", ev["id"], one.body, ev)
+			}
+		}
+		if got := strings.Join(types, " "); got != "payment.pending:pending payment.failed:expired payment.pending:pending payment.paid:paid" {
+			t.Fatalf("payment events %s", got)
+		}
+
+		// The receiver got each payment event with the URL, each delivery
+		// in the same bytes on every attempt.
+		bodies := map[string]string{} // by delivery
+		var payments, paidDelivery, retried int
+		var paidID string
+		for _, r := range rc.requests() {
+			id := r.header.Get("X-Service-Delivery-Id")
+			if first, seen := bodies[id]; seen {
+				retried++
+				if first != string(r.body) {
+					t.Fatalf("delivery %s sent %s, then %s", id, first, r.body)
+				}
+				continue
+			}
+			bodies[id] = string(r.body)
+			var ev struct {
+				Type string
+				Data struct {
+					Object struct {
+						PaymentURL string `json:"payment_url"`
+					}
+				}
+			}
+			if err := json.Unmarshal(r.body, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if strings.HasPrefix(ev.Type, "payment.") {
+				payments++
+				if ev.Data.Object.PaymentURL != url {
+					t.Fatalf("delivered %s", r.body)
+				}
+			}
+			if ev.Type == "payment.paid" {
+				paidDelivery++
+				paidID = id
+			}
+		}
+		if payments != 4 || paidDelivery != 1 || retried != 1 {
+			t.Fatalf("%d payment deliveries (%d payment.paid), %d retried", payments, paidDelivery, retried)
+		}
+		// A resend sends the very same bytes again.
+		n := len(rc.requests())
+		want(t, h.do(req{key: p.key, method: "POST", path: "/v1/webhook-deliveries/" + paidID + "/resend"}), http.StatusAccepted)
+		if again := rc.waitFor(n + 1)[n]; again.header.Get("X-Service-Delivery-Id") != paidID || string(again.body) != bodies[paidID] {
+			t.Fatalf("resent %s %s, first sent %s", again.header.Get("X-Service-Delivery-Id"), again.body, bodies[paidID])
+		}
+
+		for table, row := range storetest.EveryRow(t, e.DB) {
+			if strings.Contains(row, token) {
+				t.Errorf("table %s holds the link's token in clear: %.300s", table, row)
+			}
 		}
 	})
 }

@@ -114,7 +114,7 @@ func (s *Secret) Open(sealed string, context []byte) ([]byte, error) {
 		return nil, ErrTampered
 	}
 	n := s.cursor.NonceSize()
-	out, err := s.cursor.Open(nil, b[:n], b[n:], context)
+	out, err := s.cursor.Open(b[n:n], b[:n], b[n:], context) // in place: b is ours
 	if err != nil {
 		return nil, ErrTampered
 	}

@@ -81,7 +81,7 @@ func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string,
 	if to.app || to.endpoint != "" {
 		app = acct.ApplicationID
 	}
-	tx.events = append(tx.events, []any{id, acct.LandlordID, string(acct.Mode()), typ, string(data), at, app})
+	tx.events = append(tx.events, []any{id, acct.LandlordID, string(acct.Mode()), typ, tx.sealCopy(eventData, id, string(data)), at, app})
 	return tx.fanOut(ctx, acct, rental.NewEvent(id, typ, acct.Mode(), acct.ID, rental.UnixMilli(at), data), to)
 }
 
@@ -161,12 +161,15 @@ type StoredEvent struct {
 
 const eventColumns = `id, type, mode, data, created_at`
 
-func scanEvent(sc *scanner, e *StoredEvent) error {
+func (q *Queries) scanEvent(sc *scanner, e *StoredEvent) error {
 	*e = StoredEvent{}
 	var mode, data string
 	var created int64
-	err := sc.Scan(&e.ID, &e.Type, &mode, &data, &created)
-	e.Mode, e.Data, e.CreatedAt = rental.Mode(mode), json.RawMessage(data), rental.UnixMilli(created)
+	if err := sc.Scan(&e.ID, &e.Type, &mode, &data, &created); err != nil {
+		return err
+	}
+	opened, err := q.openCopy(eventData, e.ID, data)
+	e.Mode, e.Data, e.CreatedAt = rental.Mode(mode), json.RawMessage(opened), rental.UnixMilli(created)
 	return err
 }
 
@@ -208,13 +211,13 @@ func (q *Queries) eventWhere(acct *rental.Account, f EventFilter, now time.Time)
 // ListEvents returns a page of the landlord's events the reader may see.
 func (q *Queries) ListEvents(ctx context.Context, acct *rental.Account, f EventFilter, now time.Time, p Page) ([]StoredEvent, bool, error) {
 	w := q.eventWhere(acct, f, now)
-	return list(ctx, q, w.sql, w.args, p, scanEvent)
+	return list(ctx, q, w.sql, w.args, p, q.scanEvent)
 }
 
 // GetEvent returns one event the reader may see.
 func (q *Queries) GetEvent(ctx context.Context, acct *rental.Account, id string, f EventFilter, now time.Time) (*StoredEvent, error) {
 	w := q.eventWhere(acct, f, now).and("id = ?", id)
-	return one(ctx, q, "event", id, w.sql, w.args, scanEvent)
+	return one(ctx, q, "event", id, w.sql, w.args, q.scanEvent)
 }
 
 // PurgeEvents deletes events past their retention.

@@ -154,7 +154,7 @@ func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO notifications (id, landlord_id, tenant_id, bill_id, type, text, notice, status, retry_key,
 			created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		n.ID, acct.LandlordID, n.TenantID, n.BillID, n.Type, n.Text, string(body), n.Status, retryKey(), ms(tx.Now))
+		n.ID, acct.LandlordID, n.TenantID, n.BillID, n.Type, n.Text, tx.sealCopy(noticeText, n.ID, string(body)), n.Status, retryKey(), ms(tx.Now))
 	if err != nil {
 		return nil, fmt.Errorf("store: create notification: %w", err)
 	}
@@ -231,7 +231,11 @@ func (q *Queries) SendWork(ctx context.Context, id string) (*SendWork, error) {
 		return nil, fmt.Errorf("store: send work: %w", err)
 	}
 	w.LineUserID = user.String
-	if err := json.Unmarshal([]byte(notice), &w.Notice); err != nil {
+	opened, err := q.openCopy(noticeText, id, notice)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(opened, &w.Notice); err != nil {
 		return nil, fmt.Errorf("store: notice of %s: %w", id, err)
 	}
 	return &w, nil

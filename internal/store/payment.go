@@ -167,8 +167,13 @@ func (db *DB) sealClearLinks(ctx context.Context) error {
 	return nil
 }
 
+// linkPath is the path of every payment link's page, before its token: the
+// web pages serve it, and a copy of an object that names it may hold a
+// link's URL (see holdsLink).
+const linkPath = "/pay/"
+
 // CreatePaymentLink returns the bill's active payment link, making one
-// (created true) when it has none. The page lives at base + "/pay/" + a
+// (created true) when it has none. The page lives at base + linkPath + a
 // fresh unguessable token. A draft or paid bill, a landlord without QR
 // payments, or one without a PromptPay receiver is 409 bill_not_payable.
 func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billID, base string) (*rental.PaymentLink, bool, error) {
@@ -197,7 +202,7 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 		return nil, false, fmt.Errorf("store: payment link: %w", err)
 	}
 	id, token := rental.NewID(rental.PrefixPaymentLink), rental.NewLinkToken()
-	sealed, err := tx.sealLinkURL(id, strings.TrimRight(base, "/")+"/pay/"+token)
+	sealed, err := tx.sealLinkURL(id, strings.TrimRight(base, "/")+linkPath+token)
 	if err != nil {
 		return nil, false, err
 	}

@@ -341,6 +341,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err := db.sealClearLinks(ctx); err != nil {
 		return err
 	}
+	if err := db.sealClearCopies(ctx); err != nil {
+		return err
+	}
 	m, err := rivermigrate.New(db.RiverDriver(), &rivermigrate.Config{Logger: db.log})
 	if err != nil {
 		return fmt.Errorf("store: job queue migrations: %w", err)

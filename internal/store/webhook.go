@@ -227,7 +227,7 @@ func (tx *Tx) fanOut(ctx context.Context, acct *rental.Account, ev rental.Event,
 		}
 		id := rental.NewID(rental.PrefixDelivery)
 		at := ms(ev.CreatedAt.Time)
-		tx.deliveries = append(tx.deliveries, []any{id, t.endpointID, ev.ID, ev.Type, string(body), rental.DeliveryPending, at, at, at})
+		tx.deliveries = append(tx.deliveries, []any{id, t.endpointID, ev.ID, ev.Type, tx.sealCopy(deliveryBody, id, string(body)), rental.DeliveryPending, at, at, at})
 		jobs = append(jobs, river.InsertManyParams{Args: DeliveryArgs{DeliveryID: id, Generation: 1}})
 		ids = append(ids, id)
 	}
@@ -339,16 +339,20 @@ func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
 
 const deliveryColumns = `id, endpoint_id, event_id, event_type, body, status, attempts, generation, next_attempt_at, created_at, updated_at`
 
-func scanDelivery(sc *scanner, d *rental.Delivery) error {
+func (q *Queries) scanDelivery(sc *scanner, d *rental.Delivery) error {
 	*d = rental.Delivery{Object: "webhook_delivery", Attempts: []rental.Attempt{}}
 	var next sql.NullInt64
 	var created, updated int64
-	err := sc.Scan(&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &d.Body, &d.Status, &d.AttemptCount, &d.Generation, &next, &created, &updated)
+	if err := sc.Scan(&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &d.Body, &d.Status, &d.AttemptCount, &d.Generation, &next, &created, &updated); err != nil {
+		return err
+	}
 	if next.Valid {
 		t := rental.UnixMilli(next.Int64)
 		d.NextAttemptAt = &t
 	}
 	d.CreatedAt, d.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
+	body, err := q.openCopy(deliveryBody, d.ID, d.Body)
+	d.Body = string(body)
 	return err
 }
 
@@ -366,7 +370,7 @@ func (q *Queries) ListDeliveries(ctx context.Context, appID string, mode rental.
 	}
 	w := scoped(`SELECT `+deliveryColumns+` FROM webhook_deliveries WHERE endpoint_id = $1`, endpointID).
 		and("status = ?", f.Status).and("event_id = ?", f.EventID)
-	items, more, err := list(ctx, q, w.sql, w.args, p, scanDelivery)
+	items, more, err := list(ctx, q, w.sql, w.args, p, q.scanDelivery)
 	if err != nil {
 		return nil, false, err
 	}
@@ -378,7 +382,7 @@ func (q *Queries) ListDeliveries(ctx context.Context, appID string, mode rental.
 func (q *Queries) GetDelivery(ctx context.Context, appID string, mode rental.Mode, id string) (*rental.Delivery, error) {
 	d, err := one(ctx, q, "webhook_delivery", id, `SELECT `+deliveryColumns+` FROM webhook_deliveries
 		WHERE id = $1 AND endpoint_id IN (SELECT id FROM webhook_endpoints WHERE application_id = $2 AND mode = $3)`,
-		[]any{id, appID, string(mode)}, scanDelivery)
+		[]any{id, appID, string(mode)}, q.scanDelivery)
 	if err != nil {
 		return nil, err
 	}
@@ -458,11 +462,11 @@ const deliveryWorkQuery = `SELECT d.id, d.endpoint_id, d.event_id, d.event_type,
 		FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE d.id `
 
 // scanDeliveryWork scans a row of deliveryWorkQuery.
-func scanDeliveryWork(row interface{ Scan(...any) error }) (*DeliveryWork, error) {
+func (q *Queries) scanDeliveryWork(row interface{ Scan(...any) error }) (*DeliveryWork, error) {
 	var w DeliveryWork
 	var old sql.NullString
 	var until sql.NullInt64
-	if err := scanDelivery(&scanner{src: row, more: []any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}}, &w.Delivery); err != nil {
+	if err := q.scanDelivery(&scanner{src: row, more: []any{&w.URL, &w.EndpointStatus, &w.Secret, &old, &until}}, &w.Delivery); err != nil {
 		return nil, err
 	}
 	w.OldSecret = old.String
@@ -475,7 +479,7 @@ func scanDeliveryWork(row interface{ Scan(...any) error }) (*DeliveryWork, error
 // DeliveryWork loads a delivery for its job; not found once the endpoint is
 // deleted or the delivery purged.
 func (q *Queries) DeliveryWork(ctx context.Context, id string) (*DeliveryWork, error) {
-	w, err := scanDeliveryWork(q.c.QueryRowContext(ctx, deliveryWorkQuery+`= $1`, id))
+	w, err := q.scanDeliveryWork(q.c.QueryRowContext(ctx, deliveryWorkQuery+`= $1`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, rental.NotFound("webhook_delivery", id)
 	}
@@ -512,7 +516,7 @@ func (q *Queries) DeliveryWorks(ctx context.Context, ids []string) ([]*DeliveryW
 	}
 	defer rows.Close()
 	for rows.Next() {
-		w, err := scanDeliveryWork(rows)
+		w, err := q.scanDeliveryWork(rows)
 		if err != nil {
 			return nil, fmt.Errorf("store: deliveries: %w", err)
 		}

@@ -720,3 +720,56 @@ func TestWebhookPagesInChromium(t *testing.T) {
 	}
 	check("webhook-refused-390")
 }
+
+// The delivery log shows, and resends, deliveries whose bodies hold a
+// payment link's URL, which are stored sealed: a tenant opening the
+// sandbox's payment page makes a payment.pending delivery that the portal
+// lists and resends with its body as made, and no table holds the link's
+// token in clear.
+func TestDeliveryLogOfSealedBodies(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		hs := hookSite(t, e)
+		dev := signUpDeveloper(t, hs, e, "dev@example.com")
+		wantPage(t, dev.post(dev.hooks, url.Values{"url": {"https://hooks.example.com/"}, "enabled_events": {"payment.pending"}}), http.StatusCreated)
+		ep := dev.endpoints(t, rental.ModeTest)[0].ID
+		acct := storetest.Fixture{App: dev.app}.Sandbox(t, e.DB)
+		var link *rental.PaymentLink
+		err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+			bills, _, err := tx.ListBills(ctx, acct, store.BillFilter{Status: rental.BillIssued}, store.Page{Limit: 1})
+			if err != nil || len(bills) != 1 {
+				t.Fatalf("an issued sandbox bill: %v %v", bills, err)
+			}
+			link, _, err = tx.CreatePaymentLink(ctx, acct, bills[0].ID, hs.URL)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Get(link.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("the payment page: %d", resp.StatusCode)
+		}
+		ds, _, err := e.DB.Read().ListDeliveries(ctx, dev.app.ID, rental.ModeTest, ep, store.DeliveryFilter{}, store.Page{Limit: 10})
+		if err != nil || len(ds) != 1 || !strings.Contains(ds[0].Body, `"payment_url":"`+link.URL+`"`) {
+			t.Fatalf("deliveries %+v %v", ds, err)
+		}
+		path := dev.hooks + "/" + ep
+		wantPage(t, dev.get(path+"/deliveries"), http.StatusOK, "payment.pending", ds[0].ID, ds[0].EventID)
+		wantRedirect(t, dev.post(path+"/deliveries/"+ds[0].ID+"/resend", url.Values{}), path+"/deliveries?done=resent")
+		work, err := e.DB.Read().DeliveryWork(ctx, ds[0].ID)
+		if err != nil || work.Generation != 2 || work.Body != ds[0].Body {
+			t.Fatalf("resent %+v %v", work, err)
+		}
+		token := link.URL[strings.LastIndex(link.URL, "/")+1:]
+		for table, row := range storetest.EveryRow(t, e.DB) {
+			if strings.Contains(row, token) {
+				t.Errorf("table %s holds the link's token in clear: %.300s", table, row)
+			}
+		}
+	})
+}
