@@ -231,14 +231,11 @@ func (s *site) handleCreateApp(w http.ResponseWriter, r *http.Request, p *rental
 		s.render(w, r, status, "appnew", pg)
 		return
 	}
-	if err == nil {
-		err = s.keepReveal(w, session, key.ID, reveal{Secret: text})
-	}
 	if err != nil {
 		s.fail(w, r, portalArea, err)
 		return
 	}
-	http.Redirect(w, r, keySecretPath(app.ID, key.ID)+"?done=app_created", http.StatusSeeOther)
+	s.showOnce(w, r, session, key.ID, reveal{Secret: text}, keySecretPath(app.ID, key.ID)+"?done=app_created")
 }
 
 // keyRow is a key as listed: never its secret, only the parts kept in
@@ -513,14 +510,11 @@ func (s *site) handleCreateKey(w http.ResponseWriter, r *http.Request, p *rental
 		s.render(w, r, status, "keynew", pg)
 		return
 	}
-	if err == nil {
-		err = s.keepReveal(w, session, key.ID, reveal{Secret: text})
-	}
 	if err != nil {
 		s.fail(w, r, portalArea, err)
 		return
 	}
-	http.Redirect(w, r, keySecretPath(app.ID, key.ID), http.StatusSeeOther)
+	s.showOnce(w, r, session, key.ID, reveal{Secret: text}, keySecretPath(app.ID, key.ID))
 }
 
 // handleKeySecret shows a key made (or rotated) by this session with its
@@ -627,14 +621,11 @@ func (s *site) handleRotateKey(w http.ResponseWriter, r *http.Request, _ *rental
 		key, err = tx.RotateAPIKey(r.Context(), k.ID, fingerprint, rental.KeyVisiblePrefix(text), rental.KeyLast4(text))
 		return err
 	})
-	if err == nil {
-		err = s.keepReveal(w, session, key.ID, reveal{Secret: text})
-	}
 	if err != nil {
 		s.fail(w, r, portalArea, err)
 		return
 	}
-	http.Redirect(w, r, keySecretPath(app.ID, key.ID), http.StatusSeeOther)
+	s.showOnce(w, r, session, key.ID, reveal{Secret: text}, keySecretPath(app.ID, key.ID))
 }
 
 // handleRevokeKey stops a key at once; revoking it again changes nothing.

@@ -58,6 +58,17 @@ func (s *site) keepReveal(w http.ResponseWriter, session, subject string, v reve
 	return nil
 }
 
+// showOnce ends a form that made a secret: the secret is kept for the
+// page at to, which shows it once, and the browser is sent there, so a
+// reload makes nothing again (POST-redirect-GET).
+func (s *site) showOnce(w http.ResponseWriter, r *http.Request, session, subject string, v reveal, to string) {
+	if err := s.keepReveal(w, session, subject, v); err != nil {
+		s.fail(w, r, portalArea, err)
+		return
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
 // takeReveal returns the secret of subject made by this session, once:
 // the cookie is cleared whatever it holds. ok is false when there is none
 // (shown already, expired, another session's, or tampered with).

@@ -251,14 +251,11 @@ func (s *site) handleCreateEndpoint() http.HandlerFunc {
 			s.render(w, r, status, "webhook_new", pg)
 			return
 		}
-		if err == nil {
-			err = s.keepReveal(w, hk.session, e.ID, reveal{Secret: e.Secret})
-		}
 		if err != nil {
 			s.fail(w, r, portalArea, err)
 			return
 		}
-		http.Redirect(w, r, hk.Base+"/"+e.ID+"/secret", http.StatusSeeOther)
+		s.showOnce(w, r, hk.session, e.ID, reveal{Secret: e.Secret}, hk.Base+"/"+e.ID+"/secret")
 	})
 }
 
@@ -370,14 +367,11 @@ func (s *site) handleRotateSecret() http.HandlerFunc {
 			rotated, err = tx.RotateSecret(r.Context(), hk.App.ID, hk.Mode, e.ID, s.secret)
 			return err
 		})
-		if err == nil {
-			err = s.keepReveal(w, hk.session, e.ID, reveal{Secret: rotated.Secret, OldUntil: rotated.UpdatedAt.Add(rental.SecretOverlap).UnixMilli()})
-		}
 		if err != nil {
 			s.fail(w, r, portalArea, err)
 			return
 		}
-		http.Redirect(w, r, hk.Base+"/"+e.ID+"/secret", http.StatusSeeOther)
+		s.showOnce(w, r, hk.session, e.ID, reveal{Secret: rotated.Secret, OldUntil: rotated.UpdatedAt.Add(rental.SecretOverlap).UnixMilli()}, hk.Base+"/"+e.ID+"/secret")
 	})
 }
 
