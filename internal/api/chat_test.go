@@ -453,8 +453,15 @@ func TestMessageIdempotentUnderConcurrency(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					if res.code() == "idempotency_in_progress" {
-						time.Sleep(20 * time.Millisecond)
+					// A client retries the same key while the first request
+					// runs (409 at once, on either engine) and waits as told
+					// when its retries use up the rate limit.
+					switch res.code() {
+					case "idempotency_in_progress":
+						time.Sleep(50 * time.Millisecond)
+						continue
+					case "rate_limited":
+						time.Sleep(time.Second)
 						continue
 					}
 					if res.status != http.StatusAccepted {

@@ -731,7 +731,7 @@ func TestDeliveryLogOfSealedBodies(t *testing.T) {
 		ctx := t.Context()
 		hs := hookSite(t, e)
 		dev := signUpDeveloper(t, hs, e, "dev@example.com")
-		wantPage(t, dev.post(dev.hooks, url.Values{"url": {"https://hooks.example.com/"}, "enabled_events": {"payment.pending"}}), http.StatusCreated)
+		wantPage(t, madeSecret(t, dev.browser, dev.post(dev.hooks, url.Values{"url": {"https://hooks.example.com/"}, "enabled_events": {"payment.pending"}})), http.StatusOK, "whsec_")
 		ep := dev.endpoints(t, rental.ModeTest)[0].ID
 		acct := storetest.Fixture{App: dev.app}.Sandbox(t, e.DB)
 		var link *rental.PaymentLink
