@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"rentapi/internal/api"
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -218,7 +218,7 @@ func (s *site) handlePlan(w http.ResponseWriter, r *http.Request, p *rental.Pers
 	}
 	plan := rental.LandlordPlan(r.PostForm.Get("plan"))
 	err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.ChangeLandlordPlan(r.Context(), p.LandlordID, plan) })
-	if e, ok := rental.AsError(err); ok && api.StatusOf(err) < 500 && !rental.IsNotFound(err) {
+	if e, ok := rental.AsError(err); ok && request.StatusOf(err) < 500 && !rental.IsNotFound(err) {
 		d, derr := s.appData(r, p.LandlordID)
 		if derr != nil {
 			s.fail(w, r, landlordArea, derr)
@@ -228,7 +228,7 @@ func (s *site) handlePlan(w http.ResponseWriter, r *http.Request, p *rental.Pers
 		if e.Code == "plan_too_small" {
 			d.PlanError = "แพ็กเกจนี้รองรับหอพักหรือห้องได้น้อยกว่าที่คุณมีอยู่ ลบบางส่วนก่อน หรือเลือกแพ็กเกจที่ใหญ่กว่า · " + e.Message
 		}
-		s.showApp(w, r, p, api.StatusOf(err), d, "")
+		s.showApp(w, r, p, request.StatusOf(err), d, "")
 		return
 	}
 	if err != nil {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"rentapi/internal/api"
 	"rentapi/internal/identity"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -366,7 +366,7 @@ func (s *site) handleAppSettings(w http.ResponseWriter, r *http.Request, p *rent
 // that is not the sender's to fix (that is an error page).
 func formError(err error) (msg string, status int, ok bool) {
 	e, isErr := rental.AsError(err)
-	if !isErr || api.StatusOf(err) >= 500 || e.Kind == rental.KindNotFound {
+	if !isErr || request.StatusOf(err) >= 500 || e.Kind == rental.KindNotFound {
 		return "", 0, false
 	}
 	th, known := thaiByCode[e.Code]
@@ -376,7 +376,7 @@ func formError(err error) (msg string, status int, ok bool) {
 	if th == "" {
 		th = "ทำรายการนี้ไม่ได้"
 	}
-	return th + " · " + e.Message, api.StatusOf(err), true
+	return th + " · " + e.Message, request.StatusOf(err), true
 }
 
 // thaiByCode and thaiByParam say in Thai what a refusal is about; the

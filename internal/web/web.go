@@ -6,7 +6,8 @@
 // pages have their own mux and browser protections (a strict
 // Content-Security-Policy, no referrer, no framing, no caching,
 // cross-origin request protection). Errors get the API's statuses
-// (api.StatusOf) on a page of their own.
+// (request.StatusOf) on a page of their own; the request's ID, log line and
+// client address are internal/request's, as the API's are.
 package web
 
 import (
@@ -16,17 +17,16 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
-	"path"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"rentapi/internal/api"
 	"rentapi/internal/bucket"
 	"rentapi/internal/identity"
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/webhook"
@@ -59,7 +59,7 @@ type Config struct {
 	Guard webhook.Guard
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed about the client's address, as the API's are.
-	TrustedProxies api.Proxies
+	TrustedProxies request.Proxies
 	// Seller is printed on the developers' invoices as who they are from;
 	// the name defaults to "rentapi".
 	Seller Seller
@@ -70,7 +70,7 @@ type pages struct {
 	db      *store.DB
 	log     *slog.Logger
 	page    *template.Template
-	proxies api.Proxies
+	proxies request.Proxies
 }
 
 // New returns the handler of the whole service: the pages for browsers
@@ -159,7 +159,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 			nobodys.ServeHTTP(w, r) // a browser at a path that is nobody's gets a page
 		case !browserPath(r.URL.Path):
 			next.ServeHTTP(w, r) // an API client gets the envelope's route_not_found
-		case !cleanPath(r.URL.Path) || !utf8.ValidString(r.URL.Path) || strings.ContainsFunc(r.URL.Path, unicode.IsControl):
+		case !request.CleanPath(r.URL.Path) || !utf8.ValidString(r.URL.Path) || strings.ContainsFunc(r.URL.Path, unicode.IsControl):
 			// A page has one address: no redirect to it, and no odd bytes
 			// reach a query.
 			if strings.HasPrefix(r.URL.Path, "/pay/") {
@@ -186,16 +186,6 @@ func browserPath(p string) bool {
 	return false
 }
 
-// cleanPath reports whether p has no empty, "." or ".." segments (which a
-// ServeMux would answer with a redirect).
-func cleanPath(p string) bool {
-	c := path.Clean(p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
-	}
-	return c == p
-}
-
 // logged gives each page request an ID and one log line, as the API does
 // for its requests: the route pattern, never the path, whose token is the
 // payment link's only credential.
@@ -204,53 +194,14 @@ func cleanPath(p string) bool {
 // a mux would name by its cleaned path, token and all) the route is "".
 func (p *pages) logged(mux *http.ServeMux, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		id := rental.NewID(rental.PrefixRequest)
-		w.Header().Set("X-Request-ID", id)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		line, r := request.Begin(w, r)
 		var route string
 		if mux != nil {
 			_, route = mux.Handler(r)
 		}
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			status := sw.status
-			if status == 0 { // nothing written: net/http sends 200
-				status = http.StatusOK
-			}
-			p.log.InfoContext(r.Context(), "request", "request_id", id, "method", api.LogMethod(r.Method), "route", route,
-				"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", p.proxies.ClientIP(r))
-		}()
-		h.ServeHTTP(sw, r)
+		defer func() { p.log.InfoContext(r.Context(), "request", line.Attrs(r, route, p.proxies)...) }()
+		h.ServeHTTP(line.W, r)
 	})
-}
-
-type requestIDKey struct{}
-
-// requestID is the ID logged with the page request.
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
-
-// statusWriter remembers the status written, for the log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
 }
 
 // protect adds the browser protections every page and asset gets.
@@ -279,7 +230,7 @@ func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if err != nil {
-		p.fail(w, r, api.StatusOf(err), err)
+		p.fail(w, r, request.StatusOf(err), err)
 		return
 	}
 	var buf bytes.Buffer
@@ -295,7 +246,7 @@ func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
 // type but opens no payment: only a tenant's GET starts a QR's 15 minutes.
 func (p *pages) handleHead(w http.ResponseWriter, r *http.Request) {
 	if err := p.db.Read().PaymentLinkExists(r.Context(), r.PathValue("token")); err != nil {
-		p.fail(w, r, api.StatusOf(err), err)
+		p.fail(w, r, request.StatusOf(err), err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -310,7 +261,7 @@ func (p *pages) handleQR(w http.ResponseWriter, r *http.Request) {
 	}
 	payload, err := p.db.Read().PendingQR(r.Context(), r.PathValue("token"), payment, p.db.Now())
 	if err != nil {
-		p.fail(w, r, api.StatusOf(err), err)
+		p.fail(w, r, request.StatusOf(err), err)
 		return
 	}
 	png, err := promptpay.PNG(payload, 320)
@@ -325,7 +276,7 @@ func (p *pages) handleQR(w http.ResponseWriter, r *http.Request) {
 // fail answers with a short bilingual error page; the cause goes to the log.
 func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
 	if err != nil && status >= 500 {
-		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "request_id", requestID(r.Context()),
+		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "request_id", request.ID(r.Context()),
 			"path_token_len", len(r.PathValue("token")), "error", err.Error())
 	}
 	if status == http.StatusServiceUnavailable {
