@@ -91,7 +91,7 @@ type Server struct {
 	secret   *secret.Secret
 	log      *slog.Logger
 	now      func() time.Time
-	mux      *http.ServeMux
+	mux      *request.Mux
 	patterns []string
 	gate     *gate
 	bodyWait time.Duration
@@ -118,7 +118,7 @@ type Server struct {
 
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
-	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), guard: cfg.Guard,
+	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: request.NewMux(), guard: cfg.Guard,
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics,
 		chatLive: cfg.ChatLive, line: cfg.LINE, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
 	if s.publicURL == "" {
@@ -164,6 +164,12 @@ func NewServer(cfg Config) (*Server, error) {
 // inFlight is the number of API requests holding a place in the overload
 // gate, for the metrics.
 func (s *Server) inFlight() int { return s.gate.inFlight() }
+
+// Handles reports whether a path is the API's, which it answers in JSON
+// whatever the client accepts: a route's, under any method, or any under
+// /v1 and its other prefixes. The pages are put beside the API by asking
+// it.
+func (s *Server) Handles(path string) bool { return s.mux.Handles(path) }
 
 // ServeHTTP gives every request an ID, logs it, counts it in the metrics,
 // recovers a panic into a 500, and answers unknown routes and methods in the

@@ -13,6 +13,7 @@ import (
 	"rentapi"
 	"rentapi/internal/api"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/webhook"
 )
 
@@ -200,7 +201,7 @@ func newDocs() (*docs, error) {
 }
 
 // docsRoutes registers the landing page and the documentation.
-func (s *site) docsRoutes(mux *http.ServeMux) {
+func (s *site) docsRoutes(mux *request.Mux) {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		s.render(w, r, http.StatusOK, "home", page{Area: homeArea})
 	})
@@ -250,14 +251,4 @@ func wantsHTML(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// apiPath reports whether a path is the API's, which always answers in
-// JSON: /v1, the providers' confirmations, its probes and its document.
-func apiPath(p string) bool {
-	switch p {
-	case "/healthz", "/readyz", "/openapi.json", "/openapi.yaml", "/v1":
-		return true
-	}
-	return strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/provider/")
 }

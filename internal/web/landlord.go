@@ -16,7 +16,7 @@ import (
 // landlordRoutes adds the landlord's own pages: the settings of /app (plan,
 // PromptPay receiver, connected applications) and the consent pages of
 // connect links, which a landlord signs in to.
-func (s *site) landlordRoutes(mux *http.ServeMux) {
+func (s *site) landlordRoutes(mux *request.Mux) {
 	mux.HandleFunc("GET /app", s.signedIn(landlordArea, s.handleApp))
 	mux.HandleFunc("POST /app/plan", s.signedIn(landlordArea, s.handlePlan))
 	mux.HandleFunc("POST /app/promptpay", s.signedIn(landlordArea, s.handlePromptPay))

@@ -24,7 +24,7 @@ import (
 // JavaScript. A POST that makes something answers with a redirect
 // (POST-redirect-GET), so reloading the page it leads to makes nothing
 // again; a secret made is shown once there (reveal.go).
-func (s *site) portalRoutes(mux *http.ServeMux) {
+func (s *site) portalRoutes(mux *request.Mux) {
 	mux.HandleFunc("GET /portal", s.signedIn(portalArea, s.handlePortalHome))
 	mux.HandleFunc("GET /portal/apps/new", s.signedIn(portalArea, s.handleNewApp))
 	mux.HandleFunc("POST /portal/apps/new", s.signedIn(portalArea, s.handleCreateApp))

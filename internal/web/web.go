@@ -73,13 +73,21 @@ type pages struct {
 	proxies request.Proxies
 }
 
+// API is the JSON API the pages are served beside, which says which paths
+// are its own.
+type API interface {
+	http.Handler
+	Handles(path string) bool
+}
+
 // New returns the handler of the whole service: the pages for browsers
 // (the landing page, the documentation, the payment page, the developer
 // portal, the landlord's app, the consent pages, their stylesheet) on their
-// own mux, and everything else to next (the API), which answers its own
-// unknown paths; a browser (Accept: text/html) at a path that is neither
-// the API's nor a page's gets a not-found page instead.
-func New(cfg Config, next http.Handler) http.Handler {
+// own mux, and the API beside them. Each mux is asked whether a path is its
+// own (as tailscale's safeweb does); a path that is neither's goes to the
+// API, which answers it in its envelope, unless a browser (Accept:
+// text/html) asks: it gets a not-found page.
+func New(cfg Config, next API) http.Handler {
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -103,7 +111,7 @@ func New(cfg Config, next http.Handler) http.Handler {
 		s.throttle.Buckets = bucket.NewMemory()
 	}
 
-	browser := http.NewServeMux()
+	browser := request.NewMux()
 	browser.Handle("GET /assets/site.css", http.FileServerFS(assets))
 
 	browser.HandleFunc("GET /pay/{token}", p.handlePage)
@@ -146,18 +154,18 @@ func New(cfg Config, next http.Handler) http.Handler {
 		browser.HandleFunc("POST /portal/apps/{app_id}/sandbox/reset", s.handleSandboxReset())
 	}
 
-	pay := p.logged(browser, protect(browser))
+	pay := p.logged(browser.ServeMux, protect(browser))
 	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusNotFound, nil)
 	})))
 	nobodys := p.logged(nil, protect(http.HandlerFunc(s.notFound)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case apiPath(r.URL.Path):
+		case next.Handles(r.URL.Path):
 			next.ServeHTTP(w, r)
-		case !browserPath(r.URL.Path) && wantsHTML(r):
+		case !browser.Handles(r.URL.Path) && wantsHTML(r):
 			nobodys.ServeHTTP(w, r) // a browser at a path that is nobody's gets a page
-		case !browserPath(r.URL.Path):
+		case !browser.Handles(r.URL.Path):
 			next.ServeHTTP(w, r) // an API client gets the envelope's route_not_found
 		case !request.CleanPath(r.URL.Path) || !utf8.ValidString(r.URL.Path) || strings.ContainsFunc(r.URL.Path, unicode.IsControl):
 			// A page has one address: no redirect to it, and no odd bytes
@@ -171,19 +179,6 @@ func New(cfg Config, next http.Handler) http.Handler {
 			pay.ServeHTTP(w, r)
 		}
 	})
-}
-
-// browserPath reports whether a path is a page's rather than the API's.
-func browserPath(p string) bool {
-	if p == "/" {
-		return true
-	}
-	for _, prefix := range []string{"/pay/", "/assets/", "/portal", "/app", "/connect/", "/docs"} {
-		if strings.HasPrefix(p, prefix) && (strings.HasSuffix(prefix, "/") || len(p) == len(prefix) || p[len(prefix)] == '/') {
-			return true
-		}
-	}
-	return false
 }
 
 // logged gives each page request an ID and one log line, as the API does
