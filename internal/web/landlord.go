@@ -13,20 +13,6 @@ import (
 	"rentapi/internal/store"
 )
 
-// landlordRoutes adds the landlord's own pages: the settings of /app (plan,
-// PromptPay receiver, connected applications) and the consent pages of
-// connect links, which a landlord signs in to.
-func (s *site) landlordRoutes(mux *request.Mux) {
-	mux.HandleFunc("GET /app", s.signedIn(landlordArea, s.handleApp))
-	mux.HandleFunc("POST /app/plan", s.signedIn(landlordArea, s.handlePlan))
-	mux.HandleFunc("POST /app/promptpay", s.signedIn(landlordArea, s.handlePromptPay))
-	mux.HandleFunc("GET /app/connections/{account_id}/disconnect", s.signedIn(landlordArea, s.handleDisconnectPage))
-	mux.HandleFunc("POST /app/connections/{account_id}/disconnect", s.signedIn(landlordArea, s.handleDisconnect))
-	mux.HandleFunc("GET /connect/{application_id}", s.handleConnect)
-	mux.HandleFunc("POST /connect/{application_id}", s.handleConsent)
-	mux.HandleFunc("/connect/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, landlordArea, rental.NotFound("page", "")) })
-}
-
 // appPage is what /app shows: the landlord's account, its plan against the
 // others, the PromptPay receiver (or the form sent with what was wrong),
 // and the connected applications.

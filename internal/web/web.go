@@ -25,7 +25,6 @@ import (
 	"rentapi/internal/bucket"
 	"rentapi/internal/identity"
 	"rentapi/internal/promptpay"
-	"rentapi/internal/rental"
 	"rentapi/internal/request"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
@@ -112,47 +111,7 @@ func New(cfg Config, next API) http.Handler {
 	}
 
 	browser := request.NewMux()
-	browser.Handle("GET /assets/site.css", http.FileServerFS(assets))
-
-	browser.HandleFunc("GET /pay/{token}", p.handlePage)
-	browser.HandleFunc("HEAD /pay/{token}", p.handleHead)
-	browser.HandleFunc("GET /pay/{token}/{payment}", p.handleQR)
-	browser.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) { p.fail(w, r, http.StatusNotFound, nil) })
-
-	for _, a := range []area{portalArea, landlordArea} {
-		browser.HandleFunc("GET "+a.Base+"/signin", s.handleSignInPage(a))
-		browser.HandleFunc("POST "+a.Base+"/signin", s.handleSignIn(a))
-		browser.HandleFunc("GET "+a.Base+"/signup", s.handleSignUpPage(a))
-		browser.HandleFunc("POST "+a.Base+"/signup", s.handleSignUp(a))
-		browser.HandleFunc("POST "+a.Base+"/signout", s.handleSignOut(a))
-		browser.HandleFunc("GET "+a.Base+"/password", s.handlePassword(a))
-		browser.HandleFunc("POST "+a.Base+"/password", s.handlePassword(a))
-		browser.HandleFunc(a.Base+"/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, a, rental.NotFound("page", "")) })
-	}
-	s.docsRoutes(browser)
-	s.landlordRoutes(browser)
-	s.portalRoutes(browser)
-	s.billingRoutes(browser)
-
-	if s.secret != nil {
-		const hooks, endpoint = "/portal/apps/{app_id}/webhooks/{mode}", "/portal/apps/{app_id}/webhooks/{mode}/{endpoint_id}"
-		browser.HandleFunc("GET /portal/apps/{app_id}/webhooks", s.handleWebhooksHome())
-		browser.HandleFunc("GET "+hooks, s.handleEndpoints())
-		browser.HandleFunc("POST "+hooks, s.handleCreateEndpoint())
-		browser.HandleFunc("GET "+hooks+"/new", s.handleNewEndpoint())
-		browser.HandleFunc("GET "+endpoint, s.handleEndpoint())
-		browser.HandleFunc("POST "+endpoint, s.handleUpdateEndpoint())
-		browser.HandleFunc("POST "+endpoint+"/status", s.handleEndpointStatus())
-		browser.HandleFunc("POST "+endpoint+"/rotate", s.handleRotateSecret())
-		browser.HandleFunc("GET "+endpoint+"/secret", s.handleEndpointSecret())
-		browser.HandleFunc("POST "+endpoint+"/test", s.handleTestEvent())
-		browser.HandleFunc("GET "+endpoint+"/delete", s.handleDeletePage())
-		browser.HandleFunc("POST "+endpoint+"/delete", s.handleDeleteEndpoint())
-		browser.HandleFunc("GET "+endpoint+"/deliveries", s.handleDeliveries())
-		browser.HandleFunc("POST "+endpoint+"/deliveries/{delivery_id}/resend", s.handleResend())
-		browser.HandleFunc("GET /portal/apps/{app_id}/sandbox/reset", s.handleSandboxReset())
-		browser.HandleFunc("POST /portal/apps/{app_id}/sandbox/reset", s.handleSandboxReset())
-	}
+	s.routes(browser, p)
 
 	pay := p.logged(browser.ServeMux, protect(browser))
 	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
