@@ -105,10 +105,12 @@ type Server struct {
 	// known are the patterns on the mux: the only route labels there are.
 	known   map[string]bool
 	metrics *metric.Set
-	// chatLive is Config.ChatLive; the rest is the LINE webhook's.
+	// chatLive is Config.ChatLive; the rest is the LINE webhook's: the
+	// secret its signatures are checked with, and the inbox that takes its
+	// events.
 	chatLive   bool
-	line       *chat.Client
 	lineSecret string
+	lineInbox  *chat.Inbox
 	// running is the Idempotency-Keys of writes under way here.
 	running running
 	// bodies are the buffers handlers' answers are rendered into (see
@@ -120,7 +122,7 @@ type Server struct {
 func NewServer(cfg Config) (*Server, error) {
 	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: request.NewMux(), guard: cfg.Guard,
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics,
-		chatLive: cfg.ChatLive, line: cfg.LINE, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
+		chatLive: cfg.ChatLive, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}
@@ -131,6 +133,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
+	s.lineInbox = &chat.Inbox{DB: cfg.DB, Client: cfg.LINE, Log: s.log}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 256
 	}
