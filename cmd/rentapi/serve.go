@@ -18,6 +18,8 @@ import (
 	"rentapi/internal/jobs"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
+	// The tests of this package have a type of that name.
+	httprequest "rentapi/internal/request"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/web"
@@ -53,7 +55,7 @@ type serveConfig struct {
 
 	// Read from the flags' text by parseServe.
 	level     slog.Level
-	proxies   api.Proxies
+	proxies   httprequest.Proxies
 	providers map[string]string
 	// line is the LINE client, nil without a channel token; lineSecret
 	// signs LINE's webhooks.
@@ -116,7 +118,7 @@ func (e environment) parseServe(args []string) (*serveConfig, error) {
 	if c.level, err = parseLevel(logLevel); err != nil {
 		return nil, err
 	}
-	if c.proxies, err = api.ParseProxies(proxies); err != nil {
+	if c.proxies, err = httprequest.ParseProxies(proxies); err != nil {
 		return nil, err
 	}
 	if c.profiling && c.metricsAddr == "" {

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -104,7 +105,7 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, prepar
 				s.writeError(w, r, err)
 				return
 			}
-			if body.read && StatusOf(body.err) == http.StatusRequestTimeout {
+			if body.read && request.StatusOf(body.err) == http.StatusRequestTimeout {
 				// The body came too late, and net/http has cancelled the
 				// request's context (the failed read ends it): the answer
 				// still owed (the 408, or what the lookup made now says
@@ -193,7 +194,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	var bodyErr error
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		body, bodyErr = once.get(func() ([]byte, error) { return s.readBody(w, r) })
-		if StatusOf(bodyErr) == http.StatusRequestTimeout {
+		if request.StatusOf(bodyErr) == http.StatusRequestTimeout {
 			w.Header().Set("Connection", "close") // as readBody set it, for a second run too
 			return fail(bodyErr)                  // the connection is done for: answer now
 		}
@@ -204,7 +205,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	}
 	defer release()
 	// Counted as the status is written, before the client can send its next request.
-	w = &statusWriter{ResponseWriter: w, onStatus: func(status int) {
+	w = &request.StatusWriter{ResponseWriter: w, OnStatus: func(status int) {
 		if rental.Billable(cl.account, status) {
 			s.meter.add(counter)
 		}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 )
 
 // emitted is one error code found in the source, with the status its
@@ -25,11 +26,11 @@ type emitted struct {
 // kindStatus names the statuses a constructor's kind or status argument can
 // give, by the identifier written in the source.
 var kindStatus = map[string]int{
-	"KindInternal": statusOf(rental.KindInternal), "KindInvalid": statusOf(rental.KindInvalid),
-	"KindUnauthenticated": statusOf(rental.KindUnauthenticated), "KindPaymentRequired": statusOf(rental.KindPaymentRequired),
-	"KindForbidden": statusOf(rental.KindForbidden), "KindNotFound": statusOf(rental.KindNotFound),
-	"KindConflict": statusOf(rental.KindConflict), "KindRateLimited": statusOf(rental.KindRateLimited),
-	"KindUnavailable":                   statusOf(rental.KindUnavailable),
+	"KindInternal": request.KindStatus(rental.KindInternal), "KindInvalid": request.KindStatus(rental.KindInvalid),
+	"KindUnauthenticated": request.KindStatus(rental.KindUnauthenticated), "KindPaymentRequired": request.KindStatus(rental.KindPaymentRequired),
+	"KindForbidden": request.KindStatus(rental.KindForbidden), "KindNotFound": request.KindStatus(rental.KindNotFound),
+	"KindConflict": request.KindStatus(rental.KindConflict), "KindRateLimited": request.KindStatus(rental.KindRateLimited),
+	"KindUnavailable":                   request.KindStatus(rental.KindUnavailable),
 	"StatusMethodNotAllowed":            http.StatusMethodNotAllowed,
 	"StatusRequestTimeout":              http.StatusRequestTimeout,
 	"StatusRequestEntityTooLarge":       http.StatusRequestEntityTooLarge,

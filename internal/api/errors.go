@@ -11,53 +11,13 @@ import (
 	"sync"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 )
 
 // ErrorDocsPath is the page that explains every error code, served by the
 // pages beside the API: doc_url is the public URL, this path and
 // "#<code>".
 const ErrorDocsPath = "/docs/errors"
-
-// StatusClientClosed is the status a request's log line and metrics get
-// when the client hung up before the answer (nginx's 499): it is never sent.
-const StatusClientClosed = 499
-
-// statusOf is the one mapping from a domain error's kind to HTTP status.
-func statusOf(k rental.Kind) int {
-	switch k {
-	case rental.KindInvalid:
-		return http.StatusBadRequest
-	case rental.KindUnauthenticated:
-		return http.StatusUnauthorized
-	case rental.KindPaymentRequired:
-		return http.StatusPaymentRequired
-	case rental.KindForbidden:
-		return http.StatusForbidden
-	case rental.KindNotFound:
-		return http.StatusNotFound
-	case rental.KindConflict:
-		return http.StatusConflict
-	case rental.KindRateLimited:
-		return http.StatusTooManyRequests
-	case rental.KindUnavailable:
-		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
-	}
-}
-
-// StatusOf is the HTTP status of any error: a request error's own, a
-// domain error's by its kind, 500 for anything else. The pages answer with
-// the same statuses as the API.
-func StatusOf(err error) int {
-	if re, ok := errors.AsType[*requestError](err); ok {
-		return re.status
-	}
-	if e, ok := rental.AsError(err); ok {
-		return statusOf(e.Kind)
-	}
-	return http.StatusInternalServerError
-}
 
 // requestError is an answer about the request as HTTP carried it (its
 // method, header and body size, media type, timing, idempotency key),
@@ -68,6 +28,10 @@ type requestError struct {
 }
 
 func (e *requestError) Error() string { return e.err.Error() }
+
+// HTTPStatus is the request error's own status, which request.StatusOf
+// answers with.
+func (e *requestError) HTTPStatus() int { return e.status }
 
 // requestErrorf builds a request error with its status, code and message.
 func requestErrorf(status int, code, format string, args ...any) *requestError {
@@ -186,9 +150,9 @@ func (s *Server) renderError(ctx context.Context, err error) response {
 		// of ours. Logged and counted as a client abort, not a 500.
 		info(ctx).code = "client_closed_request"
 		log.InfoContext(ctx, "client abort", "request_id", requestID(ctx), "error", err.Error())
-		return response{status: StatusClientClosed, header: http.Header{}}
+		return response{status: request.StatusClientClosed, header: http.Header{}}
 	}
-	status := StatusOf(err)
+	status := request.StatusOf(err)
 	e, _ := rental.AsError(err)
 	if re, isRequest := errors.AsType[*requestError](err); isRequest {
 		e = &re.err

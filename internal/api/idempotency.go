@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -87,7 +88,7 @@ func (s *Server) keep(c *call, tx *store.Tx, idem *idempotency, resp response) e
 // keepable reports whether a response is the request's answer, to keep and
 // replay: 2xx to 4xx. A 5xx is the service's failure and a client abort
 // answered no one; a retry runs the request again.
-func keepable(status int) bool { return status < 500 && status != StatusClientClosed }
+func keepable(status int) bool { return status < 500 && status != request.StatusClientClosed }
 
 // running is the Idempotency-Keys of this process's requests under way,
 // with their requests' fingerprints. A second request with one of them is

@@ -1,38 +1,26 @@
 package api
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"io"
 	"net/http"
 
-	"github.com/line/line-bot-sdk-go/v8/linebot/webhook"
-
 	"rentapi/internal/rental"
-	"rentapi/internal/store"
 )
 
 // handleLineWebhook takes the events of the service's LINE Official
 // Account: tenants following it, sending their registration codes, and
 // unfollowing. The signature is checked before anything else: a request
 // without a valid X-Line-Signature is 401 whatever its body, size or media
-// type (readLineBody). Each event is handled once, however often LINE
-// delivers it.
+// type (readLineBody). What the events do, and the replies, are the chat
+// package's (chat.Inbox).
 func (s *Server) handleLineWebhook() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := s.readLineBody(w, r)
-		var cb webhook.CallbackRequest
-		if err == nil && json.Unmarshal(body, &cb) != nil {
-			err = rental.Errorf(rental.KindInvalid, "invalid_json", "The body is not a LINE webhook request.")
-		}
-		for _, ev := range cb.Events {
-			if err != nil {
-				break
-			}
-			err = s.lineEvent(r.Context(), ev)
+		if err == nil {
+			err = s.lineInbox.Take(r.Context(), body)
 		}
 		if err != nil {
 			s.log.WarnContext(r.Context(), "LINE webhook refused", "request_id", requestID(r.Context()), "error", err.Error())
@@ -92,105 +80,6 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 	}
 	p.b = append(p.b, b...)
 	return len(b), nil
-}
-
-// lineEvent handles one LINE event and replies when it asks for an answer.
-// Events the service has no use for are acknowledged and dropped.
-func (s *Server) lineEvent(ctx context.Context, ev webhook.EventInterface) error {
-	var id, user, replyToken, reply string
-	var handle func(tx *store.Tx) error
-	switch e := ev.(type) {
-	case webhook.FollowEvent:
-		id, user, replyToken, reply = e.WebhookEventId, lineUser(e.Source), e.ReplyToken, rental.ReplyHowTo
-	case webhook.MessageEvent:
-		id, user, replyToken, reply = e.WebhookEventId, lineUser(e.Source), e.ReplyToken, rental.ReplyHowTo
-		text, ok := e.Message.(webhook.TextMessageContent)
-		if !ok || user == "" {
-			break
-		}
-		code, ok := rental.NormalizeCode(text.Text)
-		if !ok {
-			break
-		}
-		// A user who sent too many wrong codes this hour is answered
-		// ReplyTryLater for every code, the right one too, and nothing
-		// else happens; the count is in the database, so every process
-		// keeps it.
-		handle = func(tx *store.Tx) error {
-			tries, err := tx.LineCodeTries(ctx, user)
-			if err != nil {
-				return err
-			}
-			if tries.Blocked(tx.Now) {
-				reply = rental.ReplyTryLater
-				return nil
-			}
-			_, err = tx.RegisterLineCode(ctx, code, user)
-			reply = rental.ReplyRegistered
-			if rental.IsNotFound(err) {
-				reply = rental.ReplyUnknownCode
-				return tx.SetLineCodeTries(ctx, user, tries.AfterWrong(tx.Now))
-			}
-			return err
-		}
-	case webhook.UnfollowEvent:
-		if user = lineUser(e.Source); user != "" {
-			return s.unfollow(ctx, e.WebhookEventId, user)
-		}
-		return nil
-	default:
-		return nil
-	}
-	seen := false
-	err := s.db.InTx(ctx, func(tx *store.Tx) (err error) {
-		if seen, err = tx.MarkLineEvent(ctx, id); err != nil || seen || handle == nil {
-			return err
-		}
-		return handle(tx)
-	})
-	if err != nil || seen {
-		return err
-	}
-	s.log.InfoContext(ctx, "LINE event", "request_id", requestID(ctx), "event_id", id, "reply", reply == rental.ReplyRegistered)
-	if s.line != nil && replyToken != "" {
-		if err := s.line.Reply(replyToken, reply); err != nil {
-			s.log.WarnContext(ctx, "LINE reply failed", "request_id", requestID(ctx), "event_id", id, "error", err.Error())
-		}
-	}
-	return nil
-}
-
-// unfollow ends every registration of a LINE user, one tenant a
-// transaction (each its own landlord's events), then marks the event done.
-// Ending a registration twice changes nothing, so a redelivery that comes
-// while the first delivery works does no harm.
-func (s *Server) unfollow(ctx context.Context, id, user string) error {
-	for {
-		var t *rental.Tenant
-		err := s.db.InTx(ctx, func(tx *store.Tx) (err error) {
-			t, err = tx.UnfollowLine(ctx, user)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if t == nil {
-			break
-		}
-	}
-	return s.db.InTx(ctx, func(tx *store.Tx) error {
-		_, err := tx.MarkLineEvent(ctx, id)
-		return err
-	})
-}
-
-// lineUser is the LINE user an event came from; events from groups and
-// rooms name no one to register.
-func lineUser(src webhook.SourceInterface) string {
-	if u, ok := src.(webhook.UserSource); ok {
-		return u.UserId
-	}
-	return ""
 }
 
 // lineRegister registers a sandbox tenant with the chat channel as if the

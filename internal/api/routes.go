@@ -90,6 +90,9 @@ func (s *Server) routes() {
 	// The service's LINE Official Account's events: signed by LINE with
 	// the channel secret, and no part of the developers' API either.
 	s.handleUnlisted("POST /line/v1/webhook", s.handleLineWebhook())
+	// The version's root is no route, but the API's: its envelope's
+	// route_not_found answers it, for browsers too.
+	s.mux.Claim("/v1")
 }
 
 // handle registers a route and remembers its pattern for Routes.

@@ -3,9 +3,12 @@
 // that authenticates, selects the account, checks scope, limits the rate,
 // makes writes idempotent and transactional (idempotency.go), and renders the
 // response once; handlers only decode, call the store and return a value or
-// an error. errors.go is the one mapping from errors to HTTP statuses and the
-// envelope, for the pages too; errors about the request as HTTP carried it
-// (method, sizes, media type, timing) are the API's own, not the domain's.
+// an error. errors.go renders every error in the envelope, with the status
+// internal/request maps it to (the pages use the same); errors about the
+// request as HTTP carried it (method, sizes, media type, timing) are the
+// API's own, not the domain's, and name their own status. What every
+// request shares with the pages' (its ID, log line, status writer, clean
+// path, client address) is internal/request's.
 package api
 
 import (
@@ -14,10 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/netip"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -26,6 +26,7 @@ import (
 	"rentapi/internal/chat"
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/webhook"
@@ -58,7 +59,7 @@ type Config struct {
 	RedisPrefix string
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed about the client's address.
-	TrustedProxies Proxies
+	TrustedProxies request.Proxies
 	// Guard checks webhook URLs when they are registered; the job client's
 	// sender checks them again on every connection.
 	Guard webhook.Guard
@@ -84,13 +85,13 @@ type Config struct {
 // Server serves the API. It holds no request state between requests other
 // than the in-memory rate limiters.
 type Server struct {
-	proxies  Proxies
+	proxies  request.Proxies
 	noting   chan struct{} // key-use writes under way (noteKeyUse)
 	db       *store.DB
 	secret   *secret.Secret
 	log      *slog.Logger
 	now      func() time.Time
-	mux      *http.ServeMux
+	mux      *request.Mux
 	patterns []string
 	gate     *gate
 	bodyWait time.Duration
@@ -104,10 +105,12 @@ type Server struct {
 	// known are the patterns on the mux: the only route labels there are.
 	known   map[string]bool
 	metrics *metric.Set
-	// chatLive is Config.ChatLive; the rest is the LINE webhook's.
+	// chatLive is Config.ChatLive; the rest is the LINE webhook's: the
+	// secret its signatures are checked with, and the inbox that takes its
+	// events.
 	chatLive   bool
-	line       *chat.Client
 	lineSecret string
+	lineInbox  *chat.Inbox
 	// running is the Idempotency-Keys of writes under way here.
 	running running
 	// bodies are the buffers handlers' answers are rendered into (see
@@ -117,9 +120,9 @@ type Server struct {
 
 // NewServer builds the API server.
 func NewServer(cfg Config) (*Server, error) {
-	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: http.NewServeMux(), guard: cfg.Guard,
+	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: request.NewMux(), guard: cfg.Guard,
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics,
-		chatLive: cfg.ChatLive, line: cfg.LINE, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
+		chatLive: cfg.ChatLive, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}
@@ -130,6 +133,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
+	s.lineInbox = &chat.Inbox{DB: cfg.DB, Client: cfg.LINE, Log: s.log}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 256
 	}
@@ -164,15 +168,20 @@ func NewServer(cfg Config) (*Server, error) {
 // gate, for the metrics.
 func (s *Server) inFlight() int { return s.gate.inFlight() }
 
+// Handles reports whether a path is the API's, which it answers in JSON
+// whatever the client accepts: a route's, under any method, or any under
+// /v1 and its other prefixes. The pages are put beside the API by asking
+// it.
+func (s *Server) Handles(path string) bool { return s.mux.Handles(path) }
+
 // ServeHTTP gives every request an ID, logs it, counts it in the metrics,
 // recovers a panic into a 500, and answers unknown routes and methods in the
 // error envelope.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	info := &requestInfo{id: rental.NewID(rental.PrefixRequest)}
+	line, r := request.Begin(w, r)
+	info := &requestInfo{}
 	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
-	w.Header().Set("X-Request-ID", info.id)
-	sw := &statusWriter{ResponseWriter: w}
+	sw := line.W
 	h, pattern := s.mux.Handler(r)
 	route := metric.Unmatched
 	if s.known[pattern] {
@@ -183,20 +192,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if p == http.ErrAbortHandler {
 				panic(p)
 			}
-			s.log.ErrorContext(r.Context(), "panic", "request_id", info.id, "panic", p)
-			if sw.status == 0 {
+			s.log.ErrorContext(r.Context(), "panic", "request_id", line.ID, "panic", p)
+			if sw.Status == 0 {
 				s.writeError(sw, r, rental.Errorf(rental.KindInternal, "internal_error", "panic"))
 			}
 		}
-		status := sw.status
-		if status == 0 { // nothing written: net/http sends 200
-			status = http.StatusOK
-		}
-		elapsed := time.Since(start)
+		status, elapsed := sw.Sent(), time.Since(line.Start)
 		s.metrics.Request(route, status, info.mode, elapsed)
-		attrs := []any{"request_id", info.id, "method", LogMethod(r.Method), "route", route, "path", logPath(r.URL.Path),
-			"status", status, "duration_ms", elapsed.Milliseconds(), "remote", s.proxies.ClientIP(r),
-			"application_id", info.applicationID, "account_id", info.accountID, "mode", info.mode}
+		attrs := append(line.Attrs(r, route, s.proxies), "path", logPath(r.URL.Path),
+			"application_id", info.applicationID, "account_id", info.accountID, "mode", info.mode)
 		if status >= 400 {
 			attrs = append(attrs, "code", info.code)
 			if route != readyRoute { // an unready database is no refusal of a client
@@ -210,7 +214,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"The request's headers are over the limit of %d KB.", maxHeaderBytes>>10))
 		return
 	}
-	if !cleanPath(r.URL.Path) {
+	if !request.CleanPath(r.URL.Path) {
 		// The mux would redirect to the cleaned path, sending a write to
 		// another route: an API path is exactly a route or none.
 		s.writeError(sw, r, rental.Errorf(rental.KindNotFound, "route_not_found", "Unrecognized request URL (%s %s): empty or dot segments in the path.", r.Method, r.URL.Path))
@@ -222,9 +226,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if pattern == "" {
-		probe := &statusWriter{ResponseWriter: discardWriter{h: http.Header{}}}
+		probe := &request.StatusWriter{ResponseWriter: discardWriter{h: http.Header{}}}
 		h.ServeHTTP(probe, r)
-		if probe.status == http.StatusMethodNotAllowed {
+		if probe.Status == http.StatusMethodNotAllowed {
 			sw.Header().Set("Allow", probe.Header().Get("Allow"))
 			s.writeError(sw, r, requestErrorf(http.StatusMethodNotAllowed, "method_not_allowed",
 				"%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, probe.Header().Get("Allow")))
@@ -253,23 +257,9 @@ func requestHeaderSize(r *http.Request) int {
 	return n
 }
 
-// cleanPath reports whether p has no empty, "." or ".." segments, which
-// ServeMux would answer with a redirect.
-func cleanPath(p string) bool {
-	if p == "" || p[0] != '/' {
-		return false
-	}
-	c := path.Clean(p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
-	}
-	return c == p
-}
-
 // requestInfo is what the request's log line needs to know, filled in as the
 // request is authenticated.
 type requestInfo struct {
-	id            string
 	applicationID string
 	accountID     string
 	// mode is the key's, once it is recognised.
@@ -287,34 +277,8 @@ func info(ctx context.Context) *requestInfo {
 	return &requestInfo{}
 }
 
-func requestID(ctx context.Context) string { return info(ctx).id }
-
-// statusWriter remembers the status written, for the log and the meter.
-type statusWriter struct {
-	http.ResponseWriter
-	status   int
-	onStatus func(int) // called once, before the status is sent
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-		if w.onStatus != nil {
-			w.onStatus(code)
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection (read deadlines).
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+// requestID is the request's ID, which request.Begin gave it.
+func requestID(ctx context.Context) string { return request.ID(ctx) }
 
 // discardWriter lets the mux's own 404/405 answer be inspected, not sent.
 type discardWriter struct{ h http.Header }
@@ -322,18 +286,6 @@ type discardWriter struct{ h http.Header }
 func (d discardWriter) Header() http.Header         { return d.h }
 func (d discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d discardWriter) WriteHeader(int)             {}
-
-// LogMethod is the request's method for a log line: a made-up method is a
-// token a client chose freely, and could carry anything. The pages log
-// their requests with it too.
-func LogMethod(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
-		http.MethodOptions, http.MethodConnect, http.MethodTrace:
-		return m
-	}
-	return "other"
-}
 
 // logPath is the path for the log, with any segment that holds something
 // shaped like an API key or webhook secret blanked: a client that pastes a
@@ -349,71 +301,4 @@ func logPath(p string) string {
 		}
 	}
 	return strings.Join(segs, "/")
-}
-
-// Proxies are the reverse proxies in front of the service (a TLS
-// terminator, a load balancer), by address range: only a request that
-// comes from one of them is believed about who sent it (X-Forwarded-For).
-// Without them, every client behind one proxy would share one address, and
-// its limits (failed keys, sign-ins) would be everyone's.
-type Proxies []netip.Prefix
-
-// ParseProxies reads a comma-separated list of addresses and ranges
-// ("10.0.0.0/8, 192.0.2.7").
-func ParseProxies(s string) (Proxies, error) {
-	var out Proxies
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f == "" {
-			continue
-		}
-		if !strings.Contains(f, "/") {
-			a, err := netip.ParseAddr(f)
-			if err != nil {
-				return nil, fmt.Errorf("trusted proxy %q: %w", f, err)
-			}
-			f = netip.PrefixFrom(a, a.BitLen()).String()
-		}
-		p, err := netip.ParsePrefix(f)
-		if err != nil {
-			return nil, fmt.Errorf("trusted proxy %q: %w", f, err)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
-}
-
-func (p Proxies) trusted(a netip.Addr) bool {
-	a = a.Unmap()
-	for _, pr := range p {
-		if pr.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// ClientIP is the address a request comes from: the peer, unless the peer
-// is a trusted proxy; then the nearest address in X-Forwarded-For that is
-// not one (the proxies append, so what is left of it could be forged).
-func (p Proxies) ClientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	peer, err := netip.ParseAddr(host)
-	if err != nil || len(p) == 0 || !p.trusted(peer) {
-		return host
-	}
-	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			return host // a hop that is no address: believe no further
-		}
-		if !p.trusted(a) {
-			return a.Unmap().String()
-		}
-		host = a.Unmap().String()
-	}
-	return host
 }

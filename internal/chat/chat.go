@@ -1,9 +1,10 @@
 // Package chat is the service's LINE Official Account: pushing a
 // notification to a tenant through the LINE Messaging API (with the
 // notification's retry key, so that LINE delivers it once however often it
-// is sent), replying to a tenant's message, and the content of each kind of
-// notification. It uses LINE's own SDK so that the wire format is LINE's,
-// not our reading of it.
+// is sent), taking the events LINE posts to the service's webhook (a
+// tenant's follow, registration code, unfollow: Inbox) and replying to
+// them, and the content of each kind of notification and reply. It uses
+// LINE's own SDK so that the wire format is LINE's, not our reading of it.
 package chat
 
 import (

@@ -11,6 +11,7 @@ import (
 
 	"rentapi/internal/api"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/web"
@@ -125,7 +126,7 @@ func TestThrottleBehindAProxy(t *testing.T) {
 	hs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(hs.Close)
 	base := "http://" + hs.Listener.Addr().String()
-	proxies, _ := api.ParseProxies("127.0.0.1")
+	proxies, _ := request.ParseProxies("127.0.0.1")
 	srv, err := api.NewServer(api.Config{DB: e.DB, Secret: storetest.Secret(t), PublicURL: base, TrustedProxies: proxies})
 	if err != nil {
 		t.Fatal(err)

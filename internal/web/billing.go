@@ -11,16 +11,6 @@ import (
 	"rentapi/internal/store"
 )
 
-// billingRoutes adds the developer's own account pages: the plan (and its
-// change), the usage of a month, and the invoices, each printable.
-func (s *site) billingRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /portal/plan", s.signedIn(portalArea, s.handlePlanPage))
-	mux.HandleFunc("POST /portal/plan", s.signedIn(portalArea, s.handleChangePlan))
-	mux.HandleFunc("GET /portal/usage", s.signedIn(portalArea, s.handleUsage))
-	mux.HandleFunc("GET /portal/invoices", s.signedIn(portalArea, s.handleInvoices))
-	mux.HandleFunc("GET /portal/invoices/{number}", s.signedIn(portalArea, s.handleInvoice))
-}
-
 // Seller is who the service's invoices come from, as printed on them.
 type Seller struct {
 	Name, Address, TaxID string

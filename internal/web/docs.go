@@ -199,24 +199,17 @@ func newDocs() (*docs, error) {
 	return &docs{ref: ref, errors: newErrorGroups(), webhooks: hooks, changelog: cl}, nil
 }
 
-// docsRoutes registers the landing page and the documentation.
-func (s *site) docsRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, http.StatusOK, "home", page{Area: homeArea})
-	})
-	mux.HandleFunc("GET /docs", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, http.StatusOK, "docs", page{Area: docsArea, Wide: true, Data: s.docs.ref})
-	})
-	mux.HandleFunc("GET "+api.ErrorDocsPath, func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, http.StatusOK, "docs_errors", page{Area: docsArea, Wide: true, Data: s.docs.errors})
-	})
-	mux.HandleFunc("GET /docs/webhooks", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, http.StatusOK, "docs_webhooks", page{Area: docsArea, Wide: true, Data: s.docs.webhooks})
-	})
-	mux.HandleFunc("GET /docs/changelog", func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, http.StatusOK, "docs_changelog", page{Area: docsArea, Wide: true, Data: s.docs.changelog})
-	})
-	mux.HandleFunc("/docs/", s.notFound)
+// handleDoc serves a page of the documentation, as wide as a desktop
+// lets it be, from its template and what it shows.
+func (s *site) handleDoc(name string, data any) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.render(w, r, http.StatusOK, name, page{Area: docsArea, Wide: true, Data: data})
+	}
+}
+
+// handleHome serves the landing page.
+func (s *site) handleHome(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "home", page{Area: homeArea})
 }
 
 // notFound is the page of a path that is no page's, for browsers.
@@ -250,14 +243,4 @@ func wantsHTML(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// apiPath reports whether a path is the API's, which always answers in
-// JSON: /v1, the providers' confirmations, its probes and its document.
-func apiPath(p string) bool {
-	switch p {
-	case "/healthz", "/readyz", "/openapi.json", "/openapi.yaml", "/v1":
-		return true
-	}
-	return strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/provider/")
 }

@@ -7,25 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"rentapi/internal/api"
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
-
-// landlordRoutes adds the landlord's own pages: the settings of /app (plan,
-// PromptPay receiver, connected applications) and the consent pages of
-// connect links, which a landlord signs in to.
-func (s *site) landlordRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /app", s.signedIn(landlordArea, s.handleApp))
-	mux.HandleFunc("POST /app/plan", s.signedIn(landlordArea, s.handlePlan))
-	mux.HandleFunc("POST /app/promptpay", s.signedIn(landlordArea, s.handlePromptPay))
-	mux.HandleFunc("GET /app/connections/{account_id}/disconnect", s.signedIn(landlordArea, s.handleDisconnectPage))
-	mux.HandleFunc("POST /app/connections/{account_id}/disconnect", s.signedIn(landlordArea, s.handleDisconnect))
-	mux.HandleFunc("GET /connect/{application_id}", s.handleConnect)
-	mux.HandleFunc("POST /connect/{application_id}", s.handleConsent)
-	mux.HandleFunc("/connect/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, landlordArea, rental.NotFound("page", "")) })
-}
 
 // appPage is what /app shows: the landlord's account, its plan against the
 // others, the PromptPay receiver (or the form sent with what was wrong),
@@ -218,7 +204,7 @@ func (s *site) handlePlan(w http.ResponseWriter, r *http.Request, p *rental.Pers
 	}
 	plan := rental.LandlordPlan(r.PostForm.Get("plan"))
 	err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.ChangeLandlordPlan(r.Context(), p.LandlordID, plan) })
-	if e, ok := rental.AsError(err); ok && api.StatusOf(err) < 500 && !rental.IsNotFound(err) {
+	if e, ok := rental.AsError(err); ok && request.StatusOf(err) < 500 && !rental.IsNotFound(err) {
 		d, derr := s.appData(r, p.LandlordID)
 		if derr != nil {
 			s.fail(w, r, landlordArea, derr)
@@ -228,7 +214,7 @@ func (s *site) handlePlan(w http.ResponseWriter, r *http.Request, p *rental.Pers
 		if e.Code == "plan_too_small" {
 			d.PlanError = "แพ็กเกจนี้รองรับหอพักหรือห้องได้น้อยกว่าที่คุณมีอยู่ ลบบางส่วนก่อน หรือเลือกแพ็กเกจที่ใหญ่กว่า · " + e.Message
 		}
-		s.showApp(w, r, p, api.StatusOf(err), d, "")
+		s.showApp(w, r, p, request.StatusOf(err), d, "")
 		return
 	}
 	if err != nil {

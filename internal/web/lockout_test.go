@@ -15,6 +15,7 @@ import (
 	"rentapi/internal/api"
 	"rentapi/internal/bucket"
 	"rentapi/internal/bucket/buckettest"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 	"rentapi/internal/web"
@@ -27,7 +28,7 @@ func proxiedSite(t *testing.T, db *store.DB, buckets bucket.Store, now func() ti
 	hs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(hs.Close)
 	base := "http://" + hs.Listener.Addr().String()
-	proxies, err := api.ParseProxies("127.0.0.1")
+	proxies, err := request.ParseProxies("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,39 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"rentapi/internal/api"
 	"rentapi/internal/identity"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
-
-// portalRoutes adds the developer portal's own pages: applications, their
-// keys and linked accounts, and the portal's way of linking an account.
-// Every page is the signed-in developer's; another developer's application
-// is the same 404 page as one that does not exist. A change is a POST (the
-// mux's protections refuse one from another site); a change that cannot be
-// undone is confirmed on a page of its own first, so nothing needs
-// JavaScript. A POST that makes something answers with a redirect
-// (POST-redirect-GET), so reloading the page it leads to makes nothing
-// again; a secret made is shown once there (reveal.go).
-func (s *site) portalRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET /portal", s.signedIn(portalArea, s.handlePortalHome))
-	mux.HandleFunc("GET /portal/apps/new", s.signedIn(portalArea, s.handleNewApp))
-	mux.HandleFunc("POST /portal/apps/new", s.signedIn(portalArea, s.handleCreateApp))
-	mux.HandleFunc("GET /portal/apps/{app_id}", s.developerApp(s.handleDeveloperApp))
-	mux.HandleFunc("POST /portal/apps/{app_id}/settings", s.developerApp(s.handleAppSettings))
-	mux.HandleFunc("GET /portal/apps/{app_id}/keys/new", s.developerApp(s.handleNewKey))
-	mux.HandleFunc("POST /portal/apps/{app_id}/keys", s.developerApp(s.handleCreateKey))
-	mux.HandleFunc("GET /portal/apps/{app_id}/keys/{key_id}/secret", s.developerApp(s.handleKeySecret))
-	mux.HandleFunc("GET /portal/apps/{app_id}/keys/{key_id}/rotate", s.developerApp(s.handleConfirmKey(rotateKey)))
-	mux.HandleFunc("POST /portal/apps/{app_id}/keys/{key_id}/rotate", s.developerApp(s.handleRotateKey))
-	mux.HandleFunc("GET /portal/apps/{app_id}/keys/{key_id}/revoke", s.developerApp(s.handleConfirmKey(revokeKey)))
-	mux.HandleFunc("POST /portal/apps/{app_id}/keys/{key_id}/revoke", s.developerApp(s.handleRevokeKey))
-	mux.HandleFunc("GET /portal/apps/{app_id}/accounts/{account_id}/disconnect", s.developerApp(s.handleConfirmDisconnect))
-	mux.HandleFunc("POST /portal/apps/{app_id}/accounts/{account_id}/disconnect", s.developerApp(s.handleUnlinkAccount))
-	mux.HandleFunc("POST /portal/apps/{app_id}/link", s.developerApp(s.handleStartLink))
-	mux.HandleFunc("GET /portal/callback", s.signedIn(portalArea, s.handleLinkCallback))
-}
 
 // developerApp runs h for the application of the path's app_id when it is
 // the signed-in developer's; any other is not found, exactly as one that
@@ -366,7 +338,7 @@ func (s *site) handleAppSettings(w http.ResponseWriter, r *http.Request, p *rent
 // that is not the sender's to fix (that is an error page).
 func formError(err error) (msg string, status int, ok bool) {
 	e, isErr := rental.AsError(err)
-	if !isErr || api.StatusOf(err) >= 500 || e.Kind == rental.KindNotFound {
+	if !isErr || request.StatusOf(err) >= 500 || e.Kind == rental.KindNotFound {
 		return "", 0, false
 	}
 	th, known := thaiByCode[e.Code]
@@ -376,7 +348,7 @@ func formError(err error) (msg string, status int, ok bool) {
 	if th == "" {
 		th = "ทำรายการนี้ไม่ได้"
 	}
-	return th + " · " + e.Message, api.StatusOf(err), true
+	return th + " · " + e.Message, request.StatusOf(err), true
 }
 
 // thaiByCode and thaiByParam say in Thai what a refusal is about; the

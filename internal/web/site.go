@@ -17,9 +17,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"rentapi/internal/api"
 	"rentapi/internal/identity"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/webhook"
@@ -99,7 +99,7 @@ type site struct {
 	// hashes bounds the password hashes computed at once (maxHashing).
 	hashes chan struct{}
 	// proxies tell the client's address for the sign-in throttle.
-	proxies api.Proxies
+	proxies request.Proxies
 	// seller is who the developers' invoices are from.
 	seller Seller
 }
@@ -129,7 +129,7 @@ func (s *site) render(w http.ResponseWriter, r *http.Request, status int, name s
 		return
 	}
 	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
-		s.log.ErrorContext(r.Context(), "page template", "request_id", requestID(r.Context()), "template", name, "error", err.Error())
+		s.log.ErrorContext(r.Context(), "page template", "request_id", request.ID(r.Context()), "template", name, "error", err.Error())
 		status, buf = http.StatusInternalServerError, bytes.Buffer{}
 		s.tpl["error"].ExecuteTemplate(&buf, "layout", page{Area: p.Area, Status: status})
 	}
@@ -144,10 +144,10 @@ func (s *site) render(w http.ResponseWriter, r *http.Request, status int, name s
 // says when to try again (Retry-After).
 func (s *site) fail(w http.ResponseWriter, r *http.Request, a area, err error) {
 	if r.Context().Err() != nil { // the browser went away: nobody to answer, no fault of ours
-		w.WriteHeader(api.StatusClientClosed)
+		w.WriteHeader(request.StatusClientClosed)
 		return
 	}
-	status, retryAfter := api.StatusOf(err), 1
+	status, retryAfter := request.StatusOf(err), 1
 	if errors.Is(err, identity.ErrUnavailable) {
 		// The sign-in throttle cannot count (Redis is down): nobody's
 		// password is judged until it can, which it checks every second.
@@ -157,7 +157,7 @@ func (s *site) fail(w http.ResponseWriter, r *http.Request, a area, err error) {
 	if e, ok := rental.AsError(err); ok && status < 500 && status != http.StatusNotFound {
 		p.Detail = e.Message // a 404 says all there is: no such page, whatever it named
 	} else if status >= 500 {
-		s.log.ErrorContext(context.WithoutCancel(r.Context()), "page", "request_id", requestID(r.Context()), "error", err.Error())
+		s.log.ErrorContext(context.WithoutCancel(r.Context()), "page", "request_id", request.ID(r.Context()), "error", err.Error())
 	}
 	if status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
@@ -426,9 +426,9 @@ func (s *site) handleSignUp(a area) http.HandlerFunc {
 				return err
 			})
 		}
-		if e, ok := rental.AsError(err); ok && api.StatusOf(err) < 500 {
+		if e, ok := rental.AsError(err); ok && request.StatusOf(err) < 500 {
 			again.Error = e.Message
-			s.render(w, r, api.StatusOf(err), "signup", again)
+			s.render(w, r, request.StatusOf(err), "signup", again)
 			return
 		}
 		if err == nil {

@@ -6,7 +6,8 @@
 // pages have their own mux and browser protections (a strict
 // Content-Security-Policy, no referrer, no framing, no caching,
 // cross-origin request protection). Errors get the API's statuses
-// (api.StatusOf) on a page of their own.
+// (request.StatusOf) on a page of their own; the request's ID, log line and
+// client address are internal/request's, as the API's are.
 package web
 
 import (
@@ -16,17 +17,15 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
-	"path"
 	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"rentapi/internal/api"
 	"rentapi/internal/bucket"
 	"rentapi/internal/identity"
 	"rentapi/internal/promptpay"
-	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 	"rentapi/internal/webhook"
@@ -59,7 +58,7 @@ type Config struct {
 	Guard webhook.Guard
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For is
 	// believed about the client's address, as the API's are.
-	TrustedProxies api.Proxies
+	TrustedProxies request.Proxies
 	// Seller is printed on the developers' invoices as who they are from;
 	// the name defaults to "rentapi".
 	Seller Seller
@@ -70,16 +69,24 @@ type pages struct {
 	db      *store.DB
 	log     *slog.Logger
 	page    *template.Template
-	proxies api.Proxies
+	proxies request.Proxies
+}
+
+// API is the JSON API the pages are served beside, which says which paths
+// are its own.
+type API interface {
+	http.Handler
+	Handles(path string) bool
 }
 
 // New returns the handler of the whole service: the pages for browsers
 // (the landing page, the documentation, the payment page, the developer
 // portal, the landlord's app, the consent pages, their stylesheet) on their
-// own mux, and everything else to next (the API), which answers its own
-// unknown paths; a browser (Accept: text/html) at a path that is neither
-// the API's nor a page's gets a not-found page instead.
-func New(cfg Config, next http.Handler) http.Handler {
+// own mux, and the API beside them. Each mux is asked whether a path is its
+// own (as tailscale's safeweb does); a path that is neither's goes to the
+// API, which answers it in its envelope, unless a browser (Accept:
+// text/html) asks: it gets a not-found page.
+func New(cfg Config, next API) http.Handler {
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -103,63 +110,23 @@ func New(cfg Config, next http.Handler) http.Handler {
 		s.throttle.Buckets = bucket.NewMemory()
 	}
 
-	browser := http.NewServeMux()
-	browser.Handle("GET /assets/site.css", http.FileServerFS(assets))
+	browser := request.NewMux()
+	s.routes(browser, p)
 
-	browser.HandleFunc("GET /pay/{token}", p.handlePage)
-	browser.HandleFunc("HEAD /pay/{token}", p.handleHead)
-	browser.HandleFunc("GET /pay/{token}/{payment}", p.handleQR)
-	browser.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) { p.fail(w, r, http.StatusNotFound, nil) })
-
-	for _, a := range []area{portalArea, landlordArea} {
-		browser.HandleFunc("GET "+a.Base+"/signin", s.handleSignInPage(a))
-		browser.HandleFunc("POST "+a.Base+"/signin", s.handleSignIn(a))
-		browser.HandleFunc("GET "+a.Base+"/signup", s.handleSignUpPage(a))
-		browser.HandleFunc("POST "+a.Base+"/signup", s.handleSignUp(a))
-		browser.HandleFunc("POST "+a.Base+"/signout", s.handleSignOut(a))
-		browser.HandleFunc("GET "+a.Base+"/password", s.handlePassword(a))
-		browser.HandleFunc("POST "+a.Base+"/password", s.handlePassword(a))
-		browser.HandleFunc(a.Base+"/", func(w http.ResponseWriter, r *http.Request) { s.fail(w, r, a, rental.NotFound("page", "")) })
-	}
-	s.docsRoutes(browser)
-	s.landlordRoutes(browser)
-	s.portalRoutes(browser)
-	s.billingRoutes(browser)
-
-	if s.secret != nil {
-		const hooks, endpoint = "/portal/apps/{app_id}/webhooks/{mode}", "/portal/apps/{app_id}/webhooks/{mode}/{endpoint_id}"
-		browser.HandleFunc("GET /portal/apps/{app_id}/webhooks", s.handleWebhooksHome())
-		browser.HandleFunc("GET "+hooks, s.handleEndpoints())
-		browser.HandleFunc("POST "+hooks, s.handleCreateEndpoint())
-		browser.HandleFunc("GET "+hooks+"/new", s.handleNewEndpoint())
-		browser.HandleFunc("GET "+endpoint, s.handleEndpoint())
-		browser.HandleFunc("POST "+endpoint, s.handleUpdateEndpoint())
-		browser.HandleFunc("POST "+endpoint+"/status", s.handleEndpointStatus())
-		browser.HandleFunc("POST "+endpoint+"/rotate", s.handleRotateSecret())
-		browser.HandleFunc("GET "+endpoint+"/secret", s.handleEndpointSecret())
-		browser.HandleFunc("POST "+endpoint+"/test", s.handleTestEvent())
-		browser.HandleFunc("GET "+endpoint+"/delete", s.handleDeletePage())
-		browser.HandleFunc("POST "+endpoint+"/delete", s.handleDeleteEndpoint())
-		browser.HandleFunc("GET "+endpoint+"/deliveries", s.handleDeliveries())
-		browser.HandleFunc("POST "+endpoint+"/deliveries/{delivery_id}/resend", s.handleResend())
-		browser.HandleFunc("GET /portal/apps/{app_id}/sandbox/reset", s.handleSandboxReset())
-		browser.HandleFunc("POST /portal/apps/{app_id}/sandbox/reset", s.handleSandboxReset())
-	}
-
-	pay := p.logged(browser, protect(browser))
+	pay := p.logged(browser.ServeMux, protect(browser))
 	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, r, http.StatusNotFound, nil)
 	})))
 	nobodys := p.logged(nil, protect(http.HandlerFunc(s.notFound)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
-		case apiPath(r.URL.Path):
+		case next.Handles(r.URL.Path):
 			next.ServeHTTP(w, r)
-		case !browserPath(r.URL.Path) && wantsHTML(r):
+		case !browser.Handles(r.URL.Path) && wantsHTML(r):
 			nobodys.ServeHTTP(w, r) // a browser at a path that is nobody's gets a page
-		case !browserPath(r.URL.Path):
+		case !browser.Handles(r.URL.Path):
 			next.ServeHTTP(w, r) // an API client gets the envelope's route_not_found
-		case !cleanPath(r.URL.Path) || !utf8.ValidString(r.URL.Path) || strings.ContainsFunc(r.URL.Path, unicode.IsControl):
+		case !request.CleanPath(r.URL.Path) || !utf8.ValidString(r.URL.Path) || strings.ContainsFunc(r.URL.Path, unicode.IsControl):
 			// A page has one address: no redirect to it, and no odd bytes
 			// reach a query.
 			if strings.HasPrefix(r.URL.Path, "/pay/") {
@@ -173,29 +140,6 @@ func New(cfg Config, next http.Handler) http.Handler {
 	})
 }
 
-// browserPath reports whether a path is a page's rather than the API's.
-func browserPath(p string) bool {
-	if p == "/" {
-		return true
-	}
-	for _, prefix := range []string{"/pay/", "/assets/", "/portal", "/app", "/connect/", "/docs"} {
-		if strings.HasPrefix(p, prefix) && (strings.HasSuffix(prefix, "/") || len(p) == len(prefix) || p[len(prefix)] == '/') {
-			return true
-		}
-	}
-	return false
-}
-
-// cleanPath reports whether p has no empty, "." or ".." segments (which a
-// ServeMux would answer with a redirect).
-func cleanPath(p string) bool {
-	c := path.Clean(p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
-	}
-	return c == p
-}
-
 // logged gives each page request an ID and one log line, as the API does
 // for its requests: the route pattern, never the path, whose token is the
 // payment link's only credential.
@@ -204,53 +148,14 @@ func cleanPath(p string) bool {
 // a mux would name by its cleaned path, token and all) the route is "".
 func (p *pages) logged(mux *http.ServeMux, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		id := rental.NewID(rental.PrefixRequest)
-		w.Header().Set("X-Request-ID", id)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+		line, r := request.Begin(w, r)
 		var route string
 		if mux != nil {
 			_, route = mux.Handler(r)
 		}
-		sw := &statusWriter{ResponseWriter: w}
-		defer func() {
-			status := sw.status
-			if status == 0 { // nothing written: net/http sends 200
-				status = http.StatusOK
-			}
-			p.log.InfoContext(r.Context(), "request", "request_id", id, "method", api.LogMethod(r.Method), "route", route,
-				"status", status, "duration_ms", time.Since(start).Milliseconds(), "remote", p.proxies.ClientIP(r))
-		}()
-		h.ServeHTTP(sw, r)
+		defer func() { p.log.InfoContext(r.Context(), "request", line.Attrs(r, route, p.proxies)...) }()
+		h.ServeHTTP(line.W, r)
 	})
-}
-
-type requestIDKey struct{}
-
-// requestID is the ID logged with the page request.
-func requestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
-}
-
-// statusWriter remembers the status written, for the log.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
 }
 
 // protect adds the browser protections every page and asset gets.
@@ -279,7 +184,7 @@ func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if err != nil {
-		p.fail(w, r, api.StatusOf(err), err)
+		p.fail(w, r, request.StatusOf(err), err)
 		return
 	}
 	var buf bytes.Buffer
@@ -295,7 +200,7 @@ func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
 // type but opens no payment: only a tenant's GET starts a QR's 15 minutes.
 func (p *pages) handleHead(w http.ResponseWriter, r *http.Request) {
 	if err := p.db.Read().PaymentLinkExists(r.Context(), r.PathValue("token")); err != nil {
-		p.fail(w, r, api.StatusOf(err), err)
+		p.fail(w, r, request.StatusOf(err), err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -310,7 +215,7 @@ func (p *pages) handleQR(w http.ResponseWriter, r *http.Request) {
 	}
 	payload, err := p.db.Read().PendingQR(r.Context(), r.PathValue("token"), payment, p.db.Now())
 	if err != nil {
-		p.fail(w, r, api.StatusOf(err), err)
+		p.fail(w, r, request.StatusOf(err), err)
 		return
 	}
 	png, err := promptpay.PNG(payload, 320)
@@ -325,7 +230,7 @@ func (p *pages) handleQR(w http.ResponseWriter, r *http.Request) {
 // fail answers with a short bilingual error page; the cause goes to the log.
 func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
 	if err != nil && status >= 500 {
-		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "request_id", requestID(r.Context()),
+		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "request_id", request.ID(r.Context()),
 			"path_token_len", len(r.PathValue("token")), "error", err.Error())
 	}
 	if status == http.StatusServiceUnavailable {

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"rentapi/internal/api"
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -179,7 +179,7 @@ func (s *site) endpointPages(h func(w http.ResponseWriter, r *http.Request, pg p
 // else (a failure of ours, for the error page).
 func shown(err error) (status int, msg string, ok bool) {
 	e, isRental := rental.AsError(err)
-	status = api.StatusOf(err)
+	status = request.StatusOf(err)
 	if !isRental || status >= 500 {
 		return 0, "", false
 	}

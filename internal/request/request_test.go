@@ -1,0 +1,112 @@
+package request
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"rentapi/internal/rental"
+)
+
+// A path is a route's only if a mux would not redirect it elsewhere.
+func TestCleanPath(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want bool
+	}{
+		{"/", true},
+		{"/v1/properties", true},
+		{"/portal/", true},
+		{"", false},
+		{"*", false},
+		{"v1/properties", false},
+		{"//v1/account", false},
+		{"/v1//properties", false},
+		{"/v1/./properties", false},
+		{"/v1/properties/../account", false},
+		{"/pay/tok/.", false},
+	} {
+		if got := CleanPath(c.path); got != c.want {
+			t.Errorf("CleanPath(%q) = %v, want %v", c.path, got, c.want)
+		}
+	}
+}
+
+// A made-up method never reaches a log line as sent.
+func TestLogMethod(t *testing.T) {
+	for _, c := range []struct{ method, want string }{
+		{"GET", "GET"}, {"POST", "POST"}, {"DELETE", "DELETE"}, {"OPTIONS", "OPTIONS"},
+		{"get", "other"}, {"BREW", "other"}, {"GET\nforged: line", "other"},
+	} {
+		if got := LogMethod(c.method); got != c.want {
+			t.Errorf("LogMethod(%q) = %q, want %q", c.method, got, c.want)
+		}
+	}
+}
+
+// ownStatus is an error that names its own status, as the API's request
+// errors do.
+type ownStatus struct{ status int }
+
+func (e ownStatus) Error() string   { return fmt.Sprint(e.status) }
+func (e ownStatus) HTTPStatus() int { return e.status }
+
+// Every error gets one status, the pages' and the API's alike.
+func TestStatusOf(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{rental.Invalid("name", "too long"), http.StatusBadRequest},
+		{rental.Errorf(rental.KindUnauthenticated, "invalid_api_key", "x"), http.StatusUnauthorized},
+		{rental.Errorf(rental.KindPaymentRequired, "invoice_overdue", "x"), http.StatusPaymentRequired},
+		{rental.Errorf(rental.KindForbidden, "insufficient_scope", "x"), http.StatusForbidden},
+		{rental.NotFound("bill", "bill_1"), http.StatusNotFound},
+		{rental.Errorf(rental.KindConflict, "x", "x"), http.StatusConflict},
+		{rental.Errorf(rental.KindRateLimited, "x", "x"), http.StatusTooManyRequests},
+		{rental.Errorf(rental.KindUnavailable, "x", "x"), http.StatusServiceUnavailable},
+		{rental.Errorf(rental.KindInternal, "x", "x"), http.StatusInternalServerError},
+		{fmt.Errorf("loading: %w", rental.NotFound("bill", "")), http.StatusNotFound},
+		{ownStatus{http.StatusRequestTimeout}, http.StatusRequestTimeout},
+		{fmt.Errorf("reading: %w", ownStatus{http.StatusRequestEntityTooLarge}), http.StatusRequestEntityTooLarge},
+		{errors.New("disk full"), http.StatusInternalServerError},
+		{context.Canceled, http.StatusInternalServerError},
+	} {
+		if got := StatusOf(c.err); got != c.want {
+			t.Errorf("StatusOf(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+}
+
+// Begin names the request in its header and context, and its line's
+// status is the one sent: net/http's 200 when nothing was written.
+func TestBegin(t *testing.T) {
+	rec := httptest.NewRecorder()
+	line, r := Begin(rec, httptest.NewRequest("GET", "/pay/tok", nil))
+	if line.ID == "" || rec.Header().Get("X-Request-ID") != line.ID || ID(r.Context()) != line.ID {
+		t.Fatalf("ID %q, header %q, context %q", line.ID, rec.Header().Get("X-Request-ID"), ID(r.Context()))
+	}
+	if ID(context.Background()) != "" {
+		t.Error("an ID outside a request")
+	}
+	if line.W.Sent() != http.StatusOK {
+		t.Errorf("nothing written: %d", line.W.Sent())
+	}
+	var seen []int
+	line.W.OnStatus = func(s int) { seen = append(seen, s) }
+	line.W.WriteHeader(http.StatusTeapot)
+	line.W.WriteHeader(http.StatusOK)
+	if line.W.Sent() != http.StatusTeapot || len(seen) != 1 || rec.Code != http.StatusTeapot {
+		t.Errorf("sent %d, seen %v, recorded %d", line.W.Sent(), seen, rec.Code)
+	}
+	attrs := line.Attrs(r, "GET /pay/{token}", nil)
+	want := map[string]any{"request_id": line.ID, "method": "GET", "route": "GET /pay/{token}", "status": http.StatusTeapot, "remote": "192.0.2.1"}
+	for i := 0; i+1 < len(attrs); i += 2 {
+		if w, ok := want[attrs[i].(string)]; ok && w != attrs[i+1] {
+			t.Errorf("%s = %v, want %v", attrs[i], attrs[i+1], w)
+		}
+	}
+}
