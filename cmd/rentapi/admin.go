@@ -469,9 +469,9 @@ func createKey(ctx context.Context, db *store.DB, sec *secret.Secret, appID stri
 		}
 		sc = a.Scopes
 	}
-	text := rental.NewAPIKeySecret(mode)
-	nk := store.NewKey{ApplicationID: app, Name: name, Mode: mode, Scopes: sc, AccountID: account,
-		Fingerprint: sec.Fingerprint(text), Prefix: rental.KeyVisiblePrefix(text), Last4: rental.KeyLast4(text)}
+	key := rental.MintKey(mode, sec.Fingerprint)
+	text := key.Text
+	nk := store.NewKey{ApplicationID: app, Name: name, Mode: mode, Scopes: sc, AccountID: account}.Minted(key)
 	if expiresIn > 0 {
 		t := db.Now().Add(expiresIn)
 		nk.ExpiresAt = &t

@@ -336,6 +336,27 @@ func NewAPIKeySecret(m Mode) string {
 	return prefix + randomString(keyBodyLen, keyAlphabet)
 }
 
+// MintedKey is a new key's text, shown once, and what is stored of it.
+type MintedKey struct {
+	// Text is the key itself: it is shown once and never stored.
+	Text string
+	// Fingerprint is the text's HMAC under the server secret, by which a
+	// request's key is found.
+	Fingerprint string
+	// Prefix and Last4 are the parts kept in clear to recognise the key in
+	// listings (KeyVisiblePrefix, KeyLast4).
+	Prefix, Last4 string
+}
+
+// MintKey generates a key of the mode and what is stored of it, with
+// fingerprint the server secret's (secret.Secret.Fingerprint): the one way
+// the portal, the admin command, the test fixtures and the benchmark make
+// a key or a rotated key's successor, so that none keeps less of it.
+func MintKey(m Mode, fingerprint func(key string) string) MintedKey {
+	text := NewAPIKeySecret(m)
+	return MintedKey{Text: text, Fingerprint: fingerprint(text), Prefix: KeyVisiblePrefix(text), Last4: KeyLast4(text)}
+}
+
 // KeyVisiblePrefix is the part of a key kept in clear to tell keys apart in
 // listings: the mode prefix and four characters.
 func KeyVisiblePrefix(key string) string {
