@@ -123,7 +123,7 @@ type scopeChoice struct {
 func scopeChoices(offered, chosen rental.Scopes) []scopeChoice {
 	out := make([]scopeChoice, 0, len(offered))
 	for _, sc := range offered {
-		th, en := rental.ScopeText(sc)
+		th, en := ScopeText(sc)
 		out = append(out, scopeChoice{Scope: sc, TH: th, EN: en, Checked: chosen.Has(sc)})
 	}
 	return out
@@ -138,7 +138,7 @@ type scopeLabel struct {
 func scopeLabels(scopes rental.Scopes) []scopeLabel {
 	out := make([]scopeLabel, 0, len(scopes))
 	for _, sc := range scopes {
-		th, en := rental.ScopeText(sc)
+		th, en := ScopeText(sc)
 		out = append(out, scopeLabel{sc, th, en})
 	}
 	return out
