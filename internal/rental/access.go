@@ -447,6 +447,20 @@ type KeyRequest struct {
 	BoundID string
 }
 
+// ErrKeyAccount refuses a key bound to an account that is not a linked
+// live account of its application (400 invalid_parameter on account).
+var ErrKeyAccount = Invalid("account", "A live key can be bound only to a linked live account.")
+
+// CheckKeyAccountID is nil for the account a new key is bound to as a
+// form gives it: none, or an ID of the right shape; anything else is
+// ErrKeyAccount at once, without a lookup.
+func CheckKeyAccountID(id string) error {
+	if id != "" && !WellFormedID(id) {
+		return ErrKeyAccount
+	}
+	return nil
+}
+
 // CheckKey is nil when the key may be made: scopes within the
 // application's; a test key bound to nothing (it always reaches the
 // sandbox); a live key only once a landlord is linked (409
@@ -465,7 +479,7 @@ func CheckKey(k KeyRequest) error {
 			return Conflict("no_linked_account", "A live key can be created only after a landlord account is linked to the application.")
 		}
 		if k.BoundID != "" && (k.Bound == nil || k.Bound.Sandbox || k.Bound.Revoked) {
-			return Invalid("account", "A live key can be bound only to a linked live account.")
+			return ErrKeyAccount
 		}
 	default:
 		return Invalid("mode", "mode must be test or live.")

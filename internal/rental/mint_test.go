@@ -34,3 +34,28 @@ func TestMintKey(t *testing.T) {
 		}
 	}
 }
+
+// The account a key form names is none or an ID's shape; anything else is
+// refused as the binding rule refuses an account that is not the
+// application's, before any lookup.
+func TestCheckKeyAccountID(t *testing.T) {
+	cases := []struct {
+		id   string
+		want error
+	}{
+		{"", nil},
+		{"acct_1a2b3c", nil},
+		{"ACCT_1", ErrKeyAccount},
+		{"acct 1", ErrKeyAccount},
+		{"acct_1'--", ErrKeyAccount},
+		{strings.Repeat("a", 65), ErrKeyAccount},
+	}
+	for _, c := range cases {
+		if got := CheckKeyAccountID(c.id); got != c.want {
+			t.Errorf("%q: %v, want %v", c.id, got, c.want)
+		}
+	}
+	if e, _ := AsError(ErrKeyAccount); e == nil || e.Kind != KindInvalid || e.Param != "account" {
+		t.Errorf("ErrKeyAccount is %+v", e)
+	}
+}

@@ -480,8 +480,8 @@ func (s *site) handleCreateKey(w http.ResponseWriter, r *http.Request, p *rental
 	if err == nil {
 		err = rental.CheckKeyName(f.Name)
 	}
-	if err == nil && f.Account != "" && !rental.WellFormedID(f.Account) {
-		err = rental.Invalid("account", "A live key can be bound only to a linked live account.")
+	if err == nil {
+		err = rental.CheckKeyAccountID(f.Account)
 	}
 	var expires *time.Time
 	if err == nil {
@@ -503,7 +503,7 @@ func (s *site) handleCreateKey(w http.ResponseWriter, r *http.Request, p *rental
 		})
 	}
 	if rental.IsNotFound(err) { // a bound account that is not this application's
-		err = rental.Invalid("account", "A live key can be bound only to a linked live account.")
+		err = rental.ErrKeyAccount
 	}
 	if msg, status, ok := formError(err); ok {
 		pg := portalPage(p, f)
