@@ -356,8 +356,8 @@ func (s *site) handleInvoice(w http.ResponseWriter, r *http.Request, p *rental.P
 	if rental.ValidInvoiceNumber(number) {
 		inv, err = s.db.Read().InvoiceByNumber(r.Context(), number)
 	}
-	if err == nil && inv.DeveloperID != p.DeveloperID {
-		err = rental.NotFound("invoice", "")
+	if err == nil {
+		err = inv.CheckOwner(p.DeveloperID)
 	}
 	if err != nil {
 		s.fail(w, r, portalArea, err)

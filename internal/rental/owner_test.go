@@ -22,3 +22,13 @@ func TestCheckConsentAnswer(t *testing.T) {
 		}
 	}
 }
+
+// An invoice is shown only to its developer; another's is not found.
+func TestInvoiceCheckOwner(t *testing.T) {
+	inv := &Invoice{DeveloperID: "dev_1"}
+	for dev, want := range map[string]string{"dev_1": "", "dev_2": "resource_not_found", "": "resource_not_found"} {
+		if got := code(inv.CheckOwner(dev)); got != want {
+			t.Errorf("%q: %q, want %q", dev, got, want)
+		}
+	}
+}
