@@ -102,10 +102,11 @@ func seedLandlord(ctx context.Context, db *store.DB, sec *secret.Secret, appID s
 	if err != nil {
 		return "", err
 	}
-	text := rental.NewAPIKeySecret(rental.ModeLive)
+	key := rental.MintKey(rental.ModeLive, sec.Fingerprint)
+	text := key.Text
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		_, err := tx.CreateAPIKey(ctx, store.NewKey{ApplicationID: appID, Name: "bench", Mode: rental.ModeLive, Scopes: rental.AllScopes,
-			AccountID: acct.ID, Fingerprint: sec.Fingerprint(text), Prefix: rental.KeyVisiblePrefix(text)})
+			AccountID: acct.ID}.Minted(key))
 		return err
 	})
 	if err != nil {

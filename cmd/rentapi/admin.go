@@ -451,8 +451,9 @@ func (e environment) demoDeveloper(ctx context.Context, db *store.DB) (string, e
 // createKey makes a key and returns its text, the only time it exists
 // outside the caller's hands.
 func createKey(ctx context.Context, db *store.DB, sec *secret.Secret, appID string, mode rental.Mode, scopes, name, account string, expiresIn time.Duration) (string, error) {
-	if err := checkText("name", name, 1); err != nil {
-		return "", err
+	// The portal's rule for a key's name, named by the flag.
+	if err := rental.CheckKeyName(name); err != nil {
+		return "", fmt.Errorf("--name: %w", err)
 	}
 	app, err := appOrDemo(ctx, db, appID)
 	if err != nil {
@@ -469,9 +470,9 @@ func createKey(ctx context.Context, db *store.DB, sec *secret.Secret, appID stri
 		}
 		sc = a.Scopes
 	}
-	text := rental.NewAPIKeySecret(mode)
-	nk := store.NewKey{ApplicationID: app, Name: name, Mode: mode, Scopes: sc, AccountID: account,
-		Fingerprint: sec.Fingerprint(text), Prefix: rental.KeyVisiblePrefix(text), Last4: rental.KeyLast4(text)}
+	key := rental.MintKey(mode, sec.Fingerprint)
+	text := key.Text
+	nk := store.NewKey{ApplicationID: app, Name: name, Mode: mode, Scopes: sc, AccountID: account}.Minted(key)
 	if expiresIn > 0 {
 		t := db.Now().Add(expiresIn)
 		nk.ExpiresAt = &t

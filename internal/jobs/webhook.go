@@ -62,14 +62,16 @@ func (w *deliveryWorker) NextRetry(job *river.Job[store.DeliveryArgs]) time.Time
 // next is when the attempt after the job's current one is due, counted from
 // the time River started the current one.
 func (w *deliveryWorker) next(job *river.Job[store.DeliveryArgs]) (time.Time, bool) {
-	from := w.db.Now()
+	return rental.RetryAt(job.Attempt, job.MaxAttempts, w.from(job), jitter(job.Args, job.Attempt))
+}
+
+// from is when River started the job's current attempt: the retry
+// schedule counts from it.
+func (w *deliveryWorker) from(job *river.Job[store.DeliveryArgs]) time.Time {
 	if job.AttemptedAt != nil {
-		from = *job.AttemptedAt
+		return *job.AttemptedAt
 	}
-	if job.Attempt >= job.MaxAttempts {
-		return time.Time{}, false
-	}
-	return rental.NextAttempt(job.Attempt, from, jitter(job.Args, job.Attempt))
+	return w.db.Now()
 }
 
 // jitter is a fixed share in [0,1) for a delivery's attempt, so that the time
@@ -128,20 +130,14 @@ func (w *deliveryWorker) attempt(ctx context.Context, job *river.Job[store.Deliv
 		URL: d.URL, Body: []byte(d.Body), EventID: d.EventID, EventType: d.EventType, DeliveryID: d.ID,
 		Attempt: d.AttemptCount + 1, Secrets: secrets, Now: now,
 	})
-	o := store.AttemptOutcome{Attempt: rental.Attempt{AttemptedAt: rental.Time{Time: now}, DurationMS: res.Duration.Milliseconds(), ResponseBody: res.Body}}
+	a := rental.Attempt{AttemptedAt: rental.Time{Time: now}, DurationMS: res.Duration.Milliseconds(), ResponseBody: res.Body}
 	if res.StatusCode != 0 {
-		o.StatusCode = &res.StatusCode
+		a.StatusCode = &res.StatusCode
 	}
 	if res.Err != "" {
-		o.Error = &res.Err
+		a.Error = &res.Err
 	}
-	if !res.OK() {
-		if next, ok := w.next(job); ok {
-			o.Next = &next
-		} else {
-			o.Final = true
-		}
-	}
+	o := a.Conclude(job.Attempt, job.MaxAttempts, w.from(job), jitter(job.Args, job.Attempt))
 	w.logAttempt(ctx, d, res, o)
 	// The attempt happened: record it even if the job is being stopped.
 	moved, err := w.attempts.do(store.AttemptRecord{Work: d, Outcome: o})

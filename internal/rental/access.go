@@ -336,6 +336,27 @@ func NewAPIKeySecret(m Mode) string {
 	return prefix + randomString(keyBodyLen, keyAlphabet)
 }
 
+// MintedKey is a new key's text, shown once, and what is stored of it.
+type MintedKey struct {
+	// Text is the key itself: it is shown once and never stored.
+	Text string
+	// Fingerprint is the text's HMAC under the server secret, by which a
+	// request's key is found.
+	Fingerprint string
+	// Prefix and Last4 are the parts kept in clear to recognise the key in
+	// listings (KeyVisiblePrefix, KeyLast4).
+	Prefix, Last4 string
+}
+
+// MintKey generates a key of the mode and what is stored of it, with
+// fingerprint the server secret's (secret.Secret.Fingerprint): the one way
+// the portal, the admin command, the test fixtures and the benchmark make
+// a key or a rotated key's successor, so that none keeps less of it.
+func MintKey(m Mode, fingerprint func(key string) string) MintedKey {
+	text := NewAPIKeySecret(m)
+	return MintedKey{Text: text, Fingerprint: fingerprint(text), Prefix: KeyVisiblePrefix(text), Last4: KeyLast4(text)}
+}
+
 // KeyVisiblePrefix is the part of a key kept in clear to tell keys apart in
 // listings: the mode prefix and four characters.
 func KeyVisiblePrefix(key string) string {
@@ -426,6 +447,20 @@ type KeyRequest struct {
 	BoundID string
 }
 
+// ErrKeyAccount refuses a key bound to an account that is not a linked
+// live account of its application (400 invalid_parameter on account).
+var ErrKeyAccount = Invalid("account", "A live key can be bound only to a linked live account.")
+
+// CheckKeyAccountID is nil for the account a new key is bound to as a
+// form gives it: none, or an ID of the right shape; anything else is
+// ErrKeyAccount at once, without a lookup.
+func CheckKeyAccountID(id string) error {
+	if id != "" && !WellFormedID(id) {
+		return ErrKeyAccount
+	}
+	return nil
+}
+
 // CheckKey is nil when the key may be made: scopes within the
 // application's; a test key bound to nothing (it always reaches the
 // sandbox); a live key only once a landlord is linked (409
@@ -444,7 +479,7 @@ func CheckKey(k KeyRequest) error {
 			return Conflict("no_linked_account", "A live key can be created only after a landlord account is linked to the application.")
 		}
 		if k.BoundID != "" && (k.Bound == nil || k.Bound.Sandbox || k.Bound.Revoked) {
-			return Invalid("account", "A live key can be bound only to a linked live account.")
+			return ErrKeyAccount
 		}
 	default:
 		return Invalid("mode", "mode must be test or live.")

@@ -53,6 +53,20 @@ func MonthStartOf(param, month string) (time.Time, error) {
 	return time.ParseInLocation("2006-01", month, Bangkok)
 }
 
+// BegunMonthStart is MonthStartOf for a month that has begun at now: the
+// current month or one before it, since a month to come has nothing to
+// show yet (400 invalid_parameter).
+func BegunMonthStart(param, month string, now time.Time) (time.Time, error) {
+	start, err := MonthStartOf(param, month)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if start.After(MonthStart(now)) {
+		return time.Time{}, Invalid(param, "%s has not begun yet.", month)
+	}
+	return start, nil
+}
+
 // MonthDays are the first and last dates (YYYY-MM-DD) of the month starting
 // at start, the range of a month's daily counts.
 func MonthDays(start time.Time) (first, last string) {

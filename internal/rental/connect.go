@@ -106,6 +106,18 @@ func CheckState(state string) error {
 	return nil
 }
 
+// CheckConsentAnswer is nil when a consent page's answer may be taken: the
+// page (shown for shownApp to shownLandlord) answered for the application
+// the form was sent to (app) by the landlord signed in (landlord). Any
+// other answer is not found, like a page never shown: nothing is linked,
+// and nothing is said of whose page it was.
+func CheckConsentAnswer(shownApp, shownLandlord, app, landlord string) error {
+	if shownApp != app || shownLandlord != landlord {
+		return NotFound("consent", "")
+	}
+	return nil
+}
+
 // ReplaceGrant is the grant a landlord's approval leaves on a link, new or
 // relinked: what the landlord approved (the scopes the consent page
 // showed), less any the application has stopped requesting since. It

@@ -2,12 +2,16 @@
 // states and every rule that decides a change (recording and correcting
 // meter readings; issuing, deleting and settling bills; opening, ending and
 // confirming payments; moving in; deleting rooms and properties; who may
-// hold which key; plans and their limits), the caller's rules too (which
-// key is valid, which account a request acts on and with which scopes, the
-// sandbox's daily limit and the monthly quota, what is billable), the
-// calendar they count in (days and months in Thailand), the billing
-// arithmetic and the one error type every layer speaks. A rule is a
-// function of plain values returning the new state or a *rental.Error. It
-// knows nothing of SQL or HTTP, so the rules can be read (and table-tested)
-// in one place and each outer layer only loads, saves and translates.
+// hold which key and how a key is minted; plans and their limits; what a
+// webhook delivery's attempt leads to and when an endpoint that keeps
+// failing is disabled; whose consent page an answer may take), the
+// caller's rules too (which key is valid, which account a request acts on
+// and with which scopes, the sandbox's daily limit and the monthly quota,
+// what is billable), the calendar they count in (days and months in
+// Thailand), the billing arithmetic and the one error type every layer
+// speaks. A rule is a function of plain values returning the new state or
+// a *rental.Error. It knows nothing of SQL or HTTP, so the rules can be
+// read (and table-tested) in one place and each outer layer only loads,
+// saves and translates. The words the pages show (a scope's plain Thai and
+// English) are the pages' own, in internal/web.
 package rental

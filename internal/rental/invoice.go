@@ -181,3 +181,13 @@ func Thousands(n int64) string {
 	}
 	return b.String()
 }
+
+// CheckOwner is nil when the invoice is the developer's; another
+// developer's is not found, exactly as one that does not exist, so an
+// invoice number says nothing of whose it is.
+func (inv *Invoice) CheckOwner(developerID string) error {
+	if inv.DeveloperID != developerID {
+		return NotFound("invoice", "")
+	}
+	return nil
+}

@@ -5,29 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 )
-
-// Every scope has its own plain description in Thai and in English; a name
-// that is no scope is shown as it is.
-func TestScopeTextEveryScope(t *testing.T) {
-	seen := map[string]Scope{}
-	for _, s := range AllScopes {
-		th, en := ScopeText(s)
-		if !strings.ContainsFunc(th, func(r rune) bool { return unicode.Is(unicode.Thai, r) }) || en == "" || en == string(s) {
-			t.Errorf("%s: %q / %q", s, th, en)
-		}
-		for _, text := range []string{th, en} {
-			if other, dup := seen[text]; dup {
-				t.Errorf("%s and %s both read %q", s, other, text)
-			}
-			seen[text] = s
-		}
-	}
-	if th, en := ScopeText("rooms:delete"); th != "rooms:delete" || en != "rooms:delete" {
-		t.Errorf("unknown scope: %q / %q", th, en)
-	}
-}
 
 // A redirect URI is matched byte for byte: every near miss is refused.
 func TestRedirectAllowedExactly(t *testing.T) {

@@ -36,6 +36,18 @@ func (s PlanState) At(t time.Time) DeveloperPlan {
 	return s.Plan
 }
 
+// ForMonth is the plan a month starting at start is counted under, seen at
+// now: the plan in effect now while the month runs, and the plan it ended
+// on once it is over (a downgrade that took effect on the 1st after it
+// does not reach back).
+func (s PlanState) ForMonth(start, now time.Time) DeveloperPlan {
+	end := NextMonthStart(start)
+	if end.After(now) {
+		return s.At(now)
+	}
+	return s.At(end.Add(-time.Millisecond))
+}
+
 // Change is the state after the developer chooses plan to at now: an
 // upgrade takes effect at once (and cancels a waiting downgrade); a
 // downgrade waits for 00:00 on the 1st of the next month, Thailand time

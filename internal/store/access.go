@@ -336,6 +336,13 @@ type NewKey struct {
 	Last4         string // rental.KeyLast4 of the secret
 }
 
+// Minted is k with what is stored of the minted key m: its fingerprint,
+// visible prefix and last four characters.
+func (k NewKey) Minted(m rental.MintedKey) NewKey {
+	k.Fingerprint, k.Prefix, k.Last4 = m.Fingerprint, m.Prefix, m.Last4
+	return k
+}
+
 // CreateAPIKey stores a key after checking the rules of keys: scopes within
 // the application's, live keys only once a landlord is linked, and a bound
 // account that is a live account of this application.

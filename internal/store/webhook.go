@@ -530,14 +530,9 @@ func (q *Queries) DeliveryWorks(ctx context.Context, ids []string) ([]*DeliveryW
 	return out, nil
 }
 
-// AttemptOutcome is one finished attempt and what follows from it.
-type AttemptOutcome struct {
-	rental.Attempt
-	// Next is when the following attempt is due; nil when there is none.
-	Next *time.Time
-	// Final marks the last attempt of a run: success, or failure for good.
-	Final bool
-}
+// AttemptOutcome is one finished attempt and what follows from it, as
+// rental.Attempt.Conclude decides it.
+type AttemptOutcome = rental.AttemptOutcome
 
 // RecordAttempt logs an attempt of a delivery's generation and moves the
 // delivery on; see RecordAttempts. It reports whether the delivery moved.
@@ -643,26 +638,31 @@ func (tx *Tx) RecordAttempts(ctx context.Context, recs []AttemptRecord) ([]bool,
 	if err != nil {
 		return nil, fmt.Errorf("store: record attempts: %w", err)
 	}
-	// Move the deliveries on: the successes and the final failures in one
-	// statement each, a retry with its own time alone.
+	// Move the deliveries on as rental.Delivery.Record decides: the
+	// successes and the final failures in one statement each, a retry with
+	// its own time alone.
 	var succeeded, failed []any
 	// health is each endpoint's attempts in order: true for a success.
 	health := map[string][]bool{}
 	for i, r := range recs {
 		c, ok := found[r.Work.ID]
-		if !ok || c.gen != r.Work.Generation || c.status != rental.DeliveryPending {
+		if !ok {
+			continue
+		}
+		stored := rental.Delivery{Status: c.status, Generation: c.gen}
+		step := stored.Record(r.Work.Generation, r.Outcome)
+		if !step.Moved {
 			continue
 		}
 		moved[i] = true
-		o := r.Outcome
-		health[r.Work.EndpointID] = append(health[r.Work.EndpointID], o.Succeeded())
-		switch {
-		case o.Succeeded():
+		health[r.Work.EndpointID] = append(health[r.Work.EndpointID], r.Outcome.Succeeded())
+		switch step.Status {
+		case rental.DeliverySucceeded:
 			succeeded = append(succeeded, r.Work.ID)
-		case o.Final:
+		case rental.DeliveryFailed:
 			failed = append(failed, r.Work.ID)
 		default:
-			if _, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1`, r.Work.ID, nullMs(o.Next)); err != nil {
+			if _, err := tx.c.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $2 WHERE id = $1`, r.Work.ID, nullMs(step.NextAttemptAt)); err != nil {
 				return nil, fmt.Errorf("store: record attempts: %w", err)
 			}
 		}
@@ -697,22 +697,21 @@ func keptText(s string) string {
 }
 
 // endpointHealth keeps each endpoint's record of failing after its
-// attempts, as if they had been recorded one by one in order: a success
-// clears the record; a failure starts it unless it has started, then
-// disables the endpoint if it has lasted rental.FailingFor. The failing
-// endpoints are taken in order of ID, so that two processes recording
-// attempts of the same endpoints lock them in the same order.
+// attempts as rental.EndpointHealth decides: a success clears the record; a
+// failure starts it unless it has started, then the endpoint is disabled
+// if rental.FailedTooLong says so. The failing endpoints are taken in
+// order of ID, so that two processes recording attempts of the same
+// endpoints lock them in the same order.
 func (tx *Tx) endpointHealth(ctx context.Context, health map[string][]bool) error {
 	var cleared []any
 	var failing []string
 	for id, oks := range health {
-		last := oks[len(oks)-1]
-		if slices.Contains(oks, true) {
-			// A success clears the record, and a failure after it starts
-			// it again from now.
+		h := rental.EndpointHealth(oks)
+		if h.Clear {
+			// A failure after the success starts the record again from now.
 			cleared = append(cleared, id)
 		}
-		if !last {
+		if h.Fail {
 			failing = append(failing, id)
 		}
 	}
@@ -726,12 +725,18 @@ func (tx *Tx) endpointHealth(ctx context.Context, health map[string][]bool) erro
 	}
 	slices.Sort(failing)
 	for _, id := range failing {
-		_, err := tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2) WHERE id = $1`, id, ms(tx.Now))
-		if err == nil {
+		// The update locks the endpoint until the commit: the record read
+		// back is the one the decision is taken on.
+		var since int64
+		var status string
+		err := tx.c.QueryRowContext(ctx, `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2) WHERE id = $1
+			RETURNING failing_since, status`, id, ms(tx.Now)).Scan(&since, &status)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // deleted meanwhile
+		}
+		if err == nil && status == rental.EndpointEnabled && rental.FailedTooLong(time.UnixMilli(since), tx.Now) {
 			_, err = tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET status = $2, disabled_reason = $3, updated_at = $4
-				WHERE id = $1 AND status = $5 AND failing_since <= $6`, id, rental.EndpointDisabled,
-				"Every delivery failed for 3 days; fix the receiver, then enable the endpoint again.", ms(tx.Now),
-				rental.EndpointEnabled, ms(tx.Now.Add(-rental.FailingFor)))
+				WHERE id = $1 AND status = $5`, id, rental.EndpointDisabled, rental.EndpointFailingReason, ms(tx.Now), rental.EndpointEnabled)
 		}
 		if err != nil {
 			return fmt.Errorf("store: endpoint health: %w", err)

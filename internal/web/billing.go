@@ -183,12 +183,8 @@ func (s *site) handleUsage(w http.ResponseWriter, r *http.Request, p *rental.Per
 	start := this
 	if m := r.URL.Query().Get("month"); m != "" {
 		var err error
-		if start, err = rental.MonthStartOf("month", m); err != nil {
+		if start, err = rental.BegunMonthStart("month", m, now); err != nil {
 			s.fail(w, r, portalArea, err)
-			return
-		}
-		if start.After(this) {
-			s.fail(w, r, portalArea, rental.Invalid("month", "%s has not begun yet.", m))
 			return
 		}
 	}
@@ -198,10 +194,7 @@ func (s *site) handleUsage(w http.ResponseWriter, r *http.Request, p *rental.Per
 		return
 	}
 	end := start.AddDate(0, 1, 0)
-	plan := st.At(now)
-	if end.Before(now) || end.Equal(now) {
-		plan = st.At(end.Add(-time.Millisecond)) // a past month: the plan it ended on
-	}
+	plan := st.ForMonth(start, now)
 	first, last := rental.MonthDays(start)
 	rows, err := s.db.Read().UsageDays(r.Context(), store.UsagePeriod{Developer: p.DeveloperID, Mode: rental.ModeLive, From: first, To: last})
 	if err != nil {
@@ -353,8 +346,8 @@ func (s *site) handleInvoice(w http.ResponseWriter, r *http.Request, p *rental.P
 	if rental.ValidInvoiceNumber(number) {
 		inv, err = s.db.Read().InvoiceByNumber(r.Context(), number)
 	}
-	if err == nil && inv.DeveloperID != p.DeveloperID {
-		err = rental.NotFound("invoice", "")
+	if err == nil {
+		err = inv.CheckOwner(p.DeveloperID)
 	}
 	if err != nil {
 		s.fail(w, r, portalArea, err)

@@ -195,8 +195,8 @@ func (s *site) handleConsent(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		if c.ApplicationID != r.PathValue("application_id") || c.LandlordID != p.LandlordID {
-			return rental.NotFound("consent", "")
+		if err := rental.CheckConsentAnswer(c.ApplicationID, c.LandlordID, r.PathValue("application_id"), p.LandlordID); err != nil {
+			return err
 		}
 		answer := url.Values{"state": {c.State}}
 		switch {

@@ -16,6 +16,7 @@ import (
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store/storetest"
+	"rentapi/internal/web"
 )
 
 // A landlord follows an application's connect link in Chromium: signed
@@ -315,12 +316,12 @@ func TestConsentOnAPhoneInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, sc := range rental.AllScopes {
-		th, en := rental.ScopeText(sc)
+		th, en := web.ScopeText(sc)
 		if !strings.Contains(text, th) || !strings.Contains(text, en) {
 			t.Errorf("the page leaves out what %s allows: %q / %q", sc, th, en)
 		}
 	}
-	for _, g := range rental.GroupScopes(rental.AllScopes) {
+	for _, g := range web.GroupScopes(rental.AllScopes) {
 		if !strings.Contains(text, g.TH) || !strings.Contains(text, g.EN) {
 			t.Errorf("no heading for %s", g.Resource)
 		}

@@ -454,7 +454,7 @@ func TestConsentGroupsScopes(t *testing.T) {
 			t.Fatalf("groups %q", got)
 		}
 		for _, sc := range rental.AllScopes {
-			th, en := rental.ScopeText(sc)
+			th, en := web.ScopeText(sc)
 			if !strings.Contains(cp.body, html.EscapeString(th)+` · <span lang="en">`+html.EscapeString(en)+`</span>`) {
 				t.Errorf("the page leaves out what %s allows", sc)
 			}

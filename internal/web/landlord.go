@@ -108,10 +108,10 @@ type grantView struct {
 	New                bool
 }
 
-// grantViews groups scopes by resource (rental.GroupScopes), marking those
+// grantViews groups scopes by resource (GroupScopes), marking those
 // in fresh new.
 func grantViews(scopes, fresh rental.Scopes) []grantView {
-	groups := rental.GroupScopes(scopes)
+	groups := GroupScopes(scopes)
 	out := make([]grantView, 0, len(groups))
 	for _, g := range groups {
 		v := grantView{TH: g.TH, EN: g.EN, Scopes: scopeViews(g.Scopes, fresh)}
@@ -134,7 +134,7 @@ func grantViews(scopes, fresh rental.Scopes) []grantView {
 func scopeViews(scopes, fresh rental.Scopes) []scopeView {
 	out := make([]scopeView, 0, len(scopes))
 	for _, sc := range scopes {
-		th, en := rental.ScopeText(sc)
+		th, en := ScopeText(sc)
 		out = append(out, scopeView{Name: string(sc), TH: th, EN: en, New: fresh.Has(sc)})
 	}
 	return out

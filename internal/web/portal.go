@@ -95,7 +95,7 @@ type scopeChoice struct {
 func scopeChoices(offered, chosen rental.Scopes) []scopeChoice {
 	out := make([]scopeChoice, 0, len(offered))
 	for _, sc := range offered {
-		th, en := rental.ScopeText(sc)
+		th, en := ScopeText(sc)
 		out = append(out, scopeChoice{Scope: sc, TH: th, EN: en, Checked: chosen.Has(sc)})
 	}
 	return out
@@ -110,7 +110,7 @@ type scopeLabel struct {
 func scopeLabels(scopes rental.Scopes) []scopeLabel {
 	out := make([]scopeLabel, 0, len(scopes))
 	for _, sc := range scopes {
-		th, en := rental.ScopeText(sc)
+		th, en := ScopeText(sc)
 		out = append(out, scopeLabel{sc, th, en})
 	}
 	return out
@@ -181,19 +181,19 @@ func (s *site) handleCreateApp(w http.ResponseWriter, r *http.Request, p *rental
 	var key *rental.APIKey
 	var text string
 	if err == nil {
-		var fingerprint string
-		if text, fingerprint, err = s.newSecret(rental.ModeTest); err != nil {
+		var minted rental.MintedKey
+		if minted, err = s.newSecret(rental.ModeTest); err != nil {
 			s.fail(w, r, portalArea, err)
 			return
 		}
+		text = minted.Text
 		err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
 			app, err = tx.CreateApplication(r.Context(), store.ApplicationSpec{DeveloperID: p.DeveloperID, Name: set.Name, Company: set.Company,
 				Description: set.Description, Scopes: set.Scopes, RedirectURIs: set.RedirectURIs})
 			if err != nil {
 				return err
 			}
-			key, err = tx.CreateAPIKey(r.Context(), store.NewKey{ApplicationID: app.ID, Name: firstKeyName, Mode: rental.ModeTest, Scopes: app.Scopes,
-				Fingerprint: fingerprint, Prefix: rental.KeyVisiblePrefix(text), Last4: rental.KeyLast4(text)})
+			key, err = tx.CreateAPIKey(r.Context(), store.NewKey{ApplicationID: app.ID, Name: firstKeyName, Mode: rental.ModeTest, Scopes: app.Scopes}.Minted(minted))
 			return err
 		})
 	}
@@ -419,13 +419,13 @@ type keySecret struct {
 	PublicURL string
 }
 
-// newSecret generates a key's text and what is stored of it.
-func (s *site) newSecret(mode rental.Mode) (text, fingerprint string, err error) {
+// newSecret mints a key of the mode (rental.MintKey) under the server
+// secret.
+func (s *site) newSecret(mode rental.Mode) (rental.MintedKey, error) {
 	if s.secret == nil {
-		return "", "", errors.New("web: no server secret to fingerprint keys with")
+		return rental.MintedKey{}, errors.New("web: no server secret to fingerprint keys with")
 	}
-	text = rental.NewAPIKeySecret(mode)
-	return text, s.secret.Fingerprint(text), nil
+	return rental.MintKey(mode, s.secret.Fingerprint), nil
 }
 
 // keySecretPath is the page that shows a key's secret once.
@@ -452,8 +452,8 @@ func (s *site) handleCreateKey(w http.ResponseWriter, r *http.Request, p *rental
 	if err == nil {
 		err = rental.CheckKeyName(f.Name)
 	}
-	if err == nil && f.Account != "" && !rental.WellFormedID(f.Account) {
-		err = rental.Invalid("account", "A live key can be bound only to a linked live account.")
+	if err == nil {
+		err = rental.CheckKeyAccountID(f.Account)
 	}
 	var expires *time.Time
 	if err == nil {
@@ -462,19 +462,20 @@ func (s *site) handleCreateKey(w http.ResponseWriter, r *http.Request, p *rental
 	var key *rental.APIKey
 	var text string
 	if err == nil {
-		var fingerprint string
-		if text, fingerprint, err = s.newSecret(f.Mode); err != nil {
+		var minted rental.MintedKey
+		if minted, err = s.newSecret(f.Mode); err != nil {
 			s.fail(w, r, portalArea, err)
 			return
 		}
+		text = minted.Text
 		err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
 			key, err = tx.CreateAPIKey(r.Context(), store.NewKey{ApplicationID: app.ID, Name: f.Name, Mode: f.Mode, Scopes: scopes,
-				AccountID: f.Account, ExpiresAt: expires, Fingerprint: fingerprint, Prefix: rental.KeyVisiblePrefix(text), Last4: rental.KeyLast4(text)})
+				AccountID: f.Account, ExpiresAt: expires}.Minted(minted))
 			return err
 		})
 	}
 	if rental.IsNotFound(err) { // a bound account that is not this application's
-		err = rental.Invalid("account", "A live key can be bound only to a linked live account.")
+		err = rental.ErrKeyAccount
 	}
 	if msg, status, ok := formError(err); ok {
 		pg := portalPage(p, f)
@@ -586,11 +587,12 @@ func (s *site) handleRotateKey(w http.ResponseWriter, r *http.Request, _ *rental
 		if err != nil {
 			return err
 		}
-		var fingerprint string
-		if text, fingerprint, err = s.newSecret(k.Mode); err != nil {
+		var minted rental.MintedKey
+		if minted, err = s.newSecret(k.Mode); err != nil {
 			return err
 		}
-		key, err = tx.RotateAPIKey(r.Context(), k.ID, fingerprint, rental.KeyVisiblePrefix(text), rental.KeyLast4(text))
+		text = minted.Text
+		key, err = tx.RotateAPIKey(r.Context(), k.ID, minted.Fingerprint, minted.Prefix, minted.Last4)
 		return err
 	})
 	if err != nil {

@@ -189,8 +189,10 @@ func (f Fixture) Sandbox(t testing.TB, db *store.DB) *rental.Account {
 // Key creates a key of the application and returns its text.
 func (f Fixture) Key(t testing.TB, db *store.DB, sec *secret.Secret, k store.NewKey) string {
 	t.Helper()
-	text := rental.NewAPIKeySecret(k.Mode)
-	k.ApplicationID, k.Fingerprint, k.Prefix, k.Last4 = f.App.ID, sec.Fingerprint(text), rental.KeyVisiblePrefix(text), rental.KeyLast4(text)
+	m := rental.MintKey(k.Mode, sec.Fingerprint)
+	text := m.Text
+	k = k.Minted(m)
+	k.ApplicationID = f.App.ID
 	if k.Scopes == nil {
 		k.Scopes = f.App.Scopes
 	}
