@@ -10,6 +10,7 @@ import (
 // group saying whether it reads, writes or both, and no scope is lost or
 // repeated.
 func TestGroupScopes(t *testing.T) {
+	t.Parallel()
 	for _, sc := range AllScopes {
 		if th, en := ScopeText(sc); th == string(sc) || en == string(sc) {
 			t.Errorf("%s has no words", sc)
