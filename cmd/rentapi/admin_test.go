@@ -55,8 +55,10 @@ func apiStatus(t *testing.T, base, key, path string) (int, string) {
 // the API then answers, and the refusal of a mistyped or unknown ID with a
 // message that says which.
 func TestAdminOperatorTools(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			ctx := t.Context()
 			env := map[string]string{"RENTAPI_DB": freshDSN(t, engine), "RENTAPI_SECRET_FILE": filepath.Join(t.TempDir(), "secret")}
 			getenv := func(k string) string { return env[k] }
@@ -215,6 +217,7 @@ func TestAdminOperatorTools(t *testing.T) {
 // Through the real binary, a refusal exits with status 2 and says why on
 // stderr.
 func TestAdminExitStatus(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	env := []string{"RENTAPI_DB=sqlite:" + filepath.Join(t.TempDir(), "x.db"), "RENTAPI_SECRET_FILE=" + filepath.Join(t.TempDir(), "secret")}
 	for args, msg := range map[string]string{
@@ -239,8 +242,10 @@ func TestAdminExitStatus(t *testing.T) {
 // text-direction overrides and bytes that are not UTF-8 show as escapes,
 // and the line keeps its ten tab-separated columns.
 func TestAdminNamesAreSafe(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			ctx := t.Context()
 			env := map[string]string{"RENTAPI_DB": freshDSN(t, engine), "RENTAPI_SECRET_FILE": filepath.Join(t.TempDir(), "secret")}
 			adm := adminRunner{t, func(k string) string { return env[k] }}

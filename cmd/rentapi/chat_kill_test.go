@@ -24,12 +24,14 @@ import (
 // (every push of one notification carries its one retry key; LINE answers
 // a repeat with 409, which counts as sent).
 func TestChatSurvivesAKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the binary twice and waits for 200 sends")
 	}
 	bin := buildBinary(t)
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			dsn := freshDSN(t, engine)
 			var mu sync.Mutex
 			accepted := map[string]int{} // retry key → pushes LINE took

@@ -46,6 +46,7 @@ func tryServe(t *testing.T, getenv func(string) string, args ...string) (started
 
 // A public URL is https, or plain http on this machine only.
 func TestCheckPublicURL(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		publicURL, addr string
 		ok              bool
@@ -88,6 +89,7 @@ func TestCheckPublicURL(t *testing.T) {
 // Secure. It says why and what to give instead. An https public URL
 // serves, with Secure, __Host- cookies.
 func TestServeRefusesAPlainHTTPPublicURL(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "x.db")
 	getenv := func(name string) string {
@@ -131,6 +133,7 @@ func TestServeRefusesAPlainHTTPPublicURL(t *testing.T) {
 // counted by each process alone; with Redis, or over SQLite (one process
 // only), it does not.
 func TestServeWarnsOverPostgresWithoutRedis(t *testing.T) {
+	t.Parallel()
 	pg := storetest.Postgres(t).DSN
 	redisURL := buckettest.StartRedis(t).URL
 	dir := t.TempDir()

@@ -43,6 +43,7 @@ func newTestFlags(env map[string]string, stdout *bytes.Buffer) *testFlags {
 // and a variable its flag cannot take is refused at parse, whatever the
 // command line says, but not when help is asked for.
 func TestEnvFlags(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		name   string
 		conns  int
@@ -91,6 +92,7 @@ func TestEnvFlags(t *testing.T) {
 // value of a switch's variable that changes its default and the notes
 // after it; a bad variable does not stop the help.
 func TestEnvFlagsHelp(t *testing.T) {
+	t.Parallel()
 	var stdout bytes.Buffer
 	f := newTestFlags(map[string]string{"T_CONNS": "ten", "T_NAME": "Khun Somchai"}, &stdout)
 	if err := f.fs.parse([]string{"--help"}, "a test"); !errors.Is(err, flag.ErrHelp) {
@@ -114,6 +116,7 @@ func TestEnvFlagsHelp(t *testing.T) {
 // flag names, each trimmed; neither is empty, and a file that cannot be
 // read is an error.
 func TestSecretFlagValue(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "token")
 	if err := os.WriteFile(file, []byte("  from-file\n"), 0o600); err != nil {
@@ -141,6 +144,7 @@ func TestSecretFlagValue(t *testing.T) {
 // bound, opened or written: each mistake is refused with nothing in the
 // database's directory, and a good configuration comes out as given.
 func TestParseServe(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	token := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(token, []byte("line-token\n"), 0o600); err != nil {

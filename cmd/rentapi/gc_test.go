@@ -10,6 +10,7 @@ import (
 )
 
 func TestPaceFor(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		live uint64
 		want int
@@ -55,6 +56,8 @@ func waitPace(t *testing.T, want func(pace, goal uint64) bool) {
 	t.Fatalf("pace stayed %d, heap goal %d", gogc(), readMetric("/gc/heap/goal:bytes"))
 }
 
+// Serial: the collector's pace is the whole process's, and the heap it
+// is tuned for must be this test's alone.
 func TestTuneGC(t *testing.T) {
 	old := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(old) })

@@ -16,8 +16,10 @@ import (
 // request on both, and mistakes (an unknown number, paying a paid invoice,
 // voiding one, a month not ended) are refused with a message saying which.
 func TestAdminInvoiceTools(t *testing.T) {
+	t.Parallel()
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			ctx := t.Context()
 			env := map[string]string{"RENTAPI_DB": freshDSN(t, engine), "RENTAPI_SECRET_FILE": filepath.Join(t.TempDir(), "secret")}
 			getenv := func(k string) string { return env[k] }

@@ -12,6 +12,7 @@ import (
 // within the interval while the service runs, the rest at Close, and at
 // once after it.
 func TestLogBufferDeliversEveryLine(t *testing.T) {
+	t.Parallel()
 	var out syncBuffer
 	b := newLogBuffer(&out, 10*time.Millisecond)
 	b.Write([]byte("first\n"))

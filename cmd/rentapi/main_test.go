@@ -29,15 +29,41 @@ import (
 	"rentapi/internal/store/storetest"
 )
 
+// TestMain removes the binary buildBinary made once the tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// built is the binary compiled for this test run, shared by the tests
+// that run it (in parallel: each runs its own process of it).
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
 // buildBinary compiles rentapi once per test run.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "rentapi")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "rentapi-test-")
+		if built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "rentapi")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
-	return bin
+	return built.bin
 }
 
 // server is a running rentapi process.
@@ -143,9 +169,11 @@ func freshDSN(t *testing.T, engine string) string {
 // the printed key, make keys and applications with the admin tools, and
 // stop cleanly on SIGTERM.
 func TestBinaryEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			dsn := freshDSN(t, engine)
 			env := []string{"RENTAPI_DB=" + dsn, "RENTAPI_SECRET_FILE=" + filepath.Join(t.TempDir(), "secret")}
 			srv := startServer(t, bin, env)
@@ -219,6 +247,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 // The README's --rate-limits off works (it was once taken as a stray
 // argument, leaving the limits on), and so do on, true and false.
 func TestOnOffFlag(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		env  string
@@ -246,6 +275,7 @@ func TestOnOffFlag(t *testing.T) {
 }
 
 func TestRunErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	getenv := func(name string) string {
 		return map[string]string{"RENTAPI_DB": "sqlite:" + filepath.Join(dir, "x.db")}[name]
@@ -282,12 +312,14 @@ func TestRunErrors(t *testing.T) {
 // 1,000 deliveries are pending, some of them in flight; after a restart
 // every event reaches the receiver at least once.
 func TestWebhooksSurviveAKill(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("starts the binary twice and waits for 1,000 deliveries")
 	}
 	bin := buildBinary(t)
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			dsn := freshDSN(t, engine)
 			// The receiver holds every request until the first process is
 			// gone, then takes everything.
@@ -368,6 +400,7 @@ func TestWebhooksSurviveAKill(t *testing.T) {
 // Help is asked for, so it is a success: the top level and admin list every
 // command and tool, and each command and tool prints its flags, on stdout.
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	getenv := func(string) string { return "" }
 	help := func(args ...string) string {
 		t.Helper()
@@ -435,6 +468,7 @@ func TestHelp(t *testing.T) {
 
 // The real binary exits 0 for help and for version.
 func TestBinaryHelpAndVersion(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	for _, args := range [][]string{{"--help"}, {"serve", "--help"}, {"admin", "--help"}, {"admin", "set-promptpay", "-h"}, {"version"}} {
 		var stdout, stderr bytes.Buffer
@@ -462,6 +496,7 @@ func TestBinaryHelpAndVersion(t *testing.T) {
 }
 
 func TestVersionLine(t *testing.T) {
+	t.Parallel()
 	stamped := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "e6b1ab5c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a"},
 		{Key: "vcs.time", Value: "2026-11-22T03:00:00Z"}, {Key: "vcs.modified", Value: "false"}}
 	dirty := append(slices.Clone(stamped[:3]), debug.BuildSetting{Key: "vcs.modified", Value: "true"})
@@ -540,6 +575,7 @@ func serveInProcess(t *testing.T, getenv func(string) string, args ...string) (b
 // and a database with a demo that nobody got the key for would never show
 // it again.
 func TestServeOnATakenAddressKeepsTheFirstKey(t *testing.T) {
+	t.Parallel()
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -599,6 +635,7 @@ func TestServeOnATakenAddressKeepsTheFirstKey(t *testing.T) {
 // serve --db-max-conns caps the process's PostgreSQL connections, however
 // many requests come at once.
 func TestServeDBMaxConns(t *testing.T) {
+	t.Parallel()
 	e := storetest.Postgres(t)
 	u, err := url.Parse(e.DSN)
 	if err != nil {

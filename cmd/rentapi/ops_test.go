@@ -28,6 +28,7 @@ import (
 // warning; and the operator's listener serves the metrics the public one
 // does not.
 func TestLogsKeepSecrets(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	dbs := map[string]string{"sqlite": "sqlite:" + filepath.Join(t.TempDir(), "ops.db")}
 	if os.Getenv(storetest.PostgresEnv) != "" {
@@ -35,6 +36,7 @@ func TestLogsKeepSecrets(t *testing.T) {
 	}
 	for name, dsn := range dbs {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			dir := t.TempDir()
 			providerSecret := "provsecret_" + rental.NewID("x")
 			if err := os.WriteFile(filepath.Join(dir, "providers"), []byte("kbank="+providerSecret+"\n"), 0o600); err != nil {
@@ -216,6 +218,7 @@ func TestLogsKeepSecrets(t *testing.T) {
 
 // --log-level takes one of four levels.
 func TestLogLevelFlag(t *testing.T) {
+	t.Parallel()
 	getenv := func(string) string { return "" }
 	var stdout, stderr bytes.Buffer
 	err := run(t.Context(), []string{"serve", "--log-level", "loud"}, getenv, nil, &stdout, &stderr)

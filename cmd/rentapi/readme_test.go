@@ -77,6 +77,7 @@ func (b readmeBlock) String() string { return fmt.Sprintf("README.md:%d (%s)", b
 // key names its account on every call, and what the text says of the
 // answers holds. The blocks not run are listed in readmeNotRun.
 func TestREADMEExamples(t *testing.T) {
+	t.Parallel()
 	for _, tool := range readmeTools {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("RENTAPI_TEST_README") == "required" {
@@ -108,6 +109,7 @@ func TestREADMEExamples(t *testing.T) {
 	bin := buildBinary(t)
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
+			t.Parallel() // each engine has its own database and process
 			r := newReadmeReader(t, bin, engine)
 			r.runTry()
 			for _, b := range run {

@@ -19,6 +19,7 @@ import (
 // with Retry-After, the fallback is counted in the operator's metrics, and
 // every line on stderr is still JSON (the Redis client's own included).
 func TestServeWhenRedisIsDown(t *testing.T) {
+	t.Parallel()
 	redis := buckettest.StartRedis(t)
 	bin := buildBinary(t)
 	dir := t.TempDir()

@@ -224,7 +224,11 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 	if err := e.demo(ctx, db, sec, base); err != nil {
 		return err
 	}
-	if err := jobClient.Start(ctx); err != nil {
+	// River cancels the jobs it is running when the context given to Start
+	// ends: started on the signal's context, a SIGTERM would cut a sweep or
+	// a delivery short (and log it as failed) before the graceful Stop
+	// below had its chance. Stop alone ends the jobs.
+	if err := jobClient.Start(context.WithoutCancel(ctx)); err != nil {
 		return fmt.Errorf("jobs: %w", err)
 	}
 	defer func() {

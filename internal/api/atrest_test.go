@@ -15,6 +15,7 @@ import (
 // rotates it, and that response is kept 24 hours for idempotent replays: no
 // table may hold the secret in clear, yet the replay still shows it.
 func TestNoWebhookSecretAtRest(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)
@@ -61,6 +62,7 @@ func TestNoWebhookSecretAtRest(t *testing.T) {
 // secret, yet the creation's answer, its idempotent replay, the page, the
 // payments' payment_url and their events' data.object all show the URL.
 func TestNoPaymentLinkTokenAtRest(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		p := newPayee(t, h, rental.LandlordStandard)

@@ -15,6 +15,7 @@ import (
 // name the other's. (The other's IDs on every route:
 // TestForeignIDsOnEveryRoute.)
 func TestSandboxIsolation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		fa, fb := h.fixture(rental.PlanDeveloper), h.fixture(rental.PlanDeveloper)
@@ -47,6 +48,7 @@ func TestSandboxIsolation(t *testing.T) {
 // Each endpoint is refused with insufficient_scope without its scope and
 // allowed with it.
 func TestScopeMatrix(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -98,6 +100,7 @@ func TestScopeMatrix(t *testing.T) {
 
 // Scopes are key ∩ application ∩ the landlord's grant.
 func TestScopesIntersectGrant(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -113,6 +116,7 @@ func TestScopesIntersectGrant(t *testing.T) {
 }
 
 func TestLiveAccountSelection(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -146,6 +150,7 @@ func TestLiveAccountSelection(t *testing.T) {
 }
 
 func TestKeyLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -187,6 +192,7 @@ func TestKeyLifecycle(t *testing.T) {
 }
 
 func TestDeveloperAndApplicationStatus(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -216,6 +222,7 @@ func TestDeveloperAndApplicationStatus(t *testing.T) {
 // A key anywhere in the URL is refused before anything else, on any path,
 // and never echoed.
 func TestKeysInURL(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	key := h.testKey(h.fixture(rental.PlanEnterprise))
 	for _, q := range []string{"?api_key=" + key, "?API_KEY=x", "?access_token=Bearer+" + key, "?" + key, "?q=" + key} {

@@ -164,6 +164,7 @@ func waitNotification(t *testing.T, h *harness, key, id string) map[string]any {
 }
 
 func TestNotificationMonth(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		h := chatHarness(t, e, line)
@@ -225,6 +226,7 @@ func TestNotificationMonth(t *testing.T) {
 }
 
 func TestNotificationRetries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		h := chatHarness(t, e, line)
@@ -299,6 +301,7 @@ func (h *harness) settleChat() {
 }
 
 func TestSendingLimit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		h := chatHarness(t, e, line)
@@ -335,6 +338,7 @@ func TestSendingLimit(t *testing.T) {
 // sends spread over two processes (two API servers over one database,
 // sharing Redis) are refused at the 61st.
 func TestSendingLimitAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv(redisEnv)
 	if url == "" {
 		t.Skip(redisEnv + " is not set")
@@ -382,6 +386,7 @@ func TestSendingLimitAcrossProcesses(t *testing.T) {
 // the sends are spread over two processes sharing the limits there; without
 // it, both applications send through one process.
 func TestSendingLimitPerAccount(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		line := newFakeLINE(t)
@@ -436,6 +441,7 @@ func TestSendingLimitPerAccount(t *testing.T) {
 }
 
 func TestMessageIdempotentUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		h := chatHarness(t, e, line)
@@ -490,6 +496,7 @@ func TestMessageIdempotentUnderConcurrency(t *testing.T) {
 }
 
 func TestNotificationSandbox(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := chatHarness(t, e, newFakeLINE(t))
 		f := h.fixture(rental.PlanPro)
@@ -533,6 +540,7 @@ func TestNotificationSandbox(t *testing.T) {
 // chat_unavailable (the tenant registered while the secret, which checks
 // LINE's webhooks, was set).
 func TestChatUnavailable(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.LineChannelSecret = lineSecret })
 		p := newPayee(t, h, rental.LandlordStandard)

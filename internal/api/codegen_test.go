@@ -101,6 +101,7 @@ func copyDir(t *testing.T, from, to string) {
 // that generates a float32 meter value, a property a client must send that
 // the server does not need, or names a program no longer finds, fails.
 func TestGeneratedClients(t *testing.T) {
+	t.Parallel()
 	tools := codegenTools(t)
 	doc, err := filepath.Abs("openapi.yaml")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 // months of readings, both billed, a reading corrected and its bill
 // recalculated, and every change listed as an event, in order.
 func TestMonthlyCycle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		key := h.testKey(h.fixture(rental.PlanEnterprise))
@@ -183,6 +184,7 @@ func TestMonthlyCycle(t *testing.T) {
 
 // Rooms follow their state rules.
 func TestRoomRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		key := h.testKey(h.fixture(rental.PlanEnterprise))
@@ -229,6 +231,7 @@ func TestRoomRules(t *testing.T) {
 // Another account's IDs in a body answer 404 and change nothing, and in a
 // filter find nothing. (IDs in paths: TestForeignIDsOnEveryRoute.)
 func TestCycleCrossAccount(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		mine, theirs := h.testKey(h.fixture(rental.PlanEnterprise)), h.testKey(h.fixture(rental.PlanEnterprise))
@@ -261,6 +264,7 @@ func TestCycleCrossAccount(t *testing.T) {
 // Each route of the cycle is refused without its scope and allowed with it
 // alone.
 func TestCycleScopeMatrix(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)
@@ -370,6 +374,7 @@ func TestCycleScopeMatrix(t *testing.T) {
 
 // A landlord's plan limits rooms too: the free plan holds 30.
 func TestRoomPlanLimit(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)

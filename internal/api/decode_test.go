@@ -5,6 +5,7 @@ import "testing"
 // A key given twice in one object is found at any depth; the same key in
 // different objects, and strings that look like keys, are not duplicates.
 func TestDuplicateKey(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		body string
 		dup  string

@@ -172,6 +172,7 @@ func emittedCodes(t *testing.T) []emitted {
 // its constructor gives it; and the page lists nothing the service never
 // says.
 func TestErrorCodesAreDocumented(t *testing.T) {
+	t.Parallel()
 	found := emittedCodes(t)
 	if len(found) < 40 {
 		t.Fatalf("the scan found only %d codes: it has lost its way", len(found))

@@ -20,6 +20,7 @@ import (
 // here, answered in the envelope with its documented status, and listed in
 // the OpenAPI document.
 func TestEveryErrorCode(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("openapi.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -255,6 +256,7 @@ func TestEveryErrorCode(t *testing.T) {
 
 // The body is read with a limit even when no length is announced.
 func TestChunkedBodyLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	key := h.testKey(h.fixture(rental.PlanPro))
 	body := io.MultiReader(strings.NewReader(`{"name":"`), strings.NewReader(strings.Repeat("x", 2<<20)), strings.NewReader(`"}`))
@@ -275,6 +277,7 @@ func TestChunkedBodyLimit(t *testing.T) {
 // Live requests count against the monthly quota; the headers say where the
 // developer stands, and test mode is never counted against it.
 func TestMonthlyQuotaHeaders(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanFree)
@@ -304,6 +307,7 @@ func TestMonthlyQuotaHeaders(t *testing.T) {
 // the mux's redirect to the cleaned path (which would send a write to
 // another route). The payment pages answer such paths with their own 404.
 func TestNoRedirectForUncleanPaths(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	key := h.testKey(h.fixture(rental.PlanPro))
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -344,6 +348,7 @@ func TestNoRedirectForUncleanPaths(t *testing.T) {
 
 // IDs and headers that cannot be ours are 4xx on both engines, never 500.
 func TestHostileIdentifiers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)
@@ -365,6 +370,7 @@ func TestHostileIdentifiers(t *testing.T) {
 // log (status 499, code client_closed_request), not a 500 of ours, and its
 // Idempotency-Key is free for the retry.
 func TestClientAbortIsNoServerError(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		var buf logBuffer
 		h := newHarness(t, e, func(c *api.Config) { c.Log = buf.logger() })

@@ -44,6 +44,7 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 // mode. The routes come from the router, so a new route is walked the day
 // it is added, and one with a kind of ID this test cannot make fails it.
 func TestForeignIDsOnEveryRoute(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true; c.ChatLive = true; c.LineChannelSecret = lineSecret })
 		// Application A: its sandbox, and two landlords in live mode.

@@ -22,6 +22,7 @@ import (
 // answering 2xx, and each trickled request ends with 408 once its body is
 // late.
 func TestSlowBodiesStarveNoOne(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) {
 			c.MaxInFlight, c.OverloadWait, c.BodyTimeout = 8, time.Second, 2*time.Second
@@ -74,6 +75,7 @@ func TestSlowBodiesStarveNoOne(t *testing.T) {
 // gate (a quarter of it): their next request waits and gets 503, while
 // another developer's requests are served.
 func TestFairShareOfTheGate(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.MaxInFlight, c.OverloadWait = 4, 300*time.Millisecond })
 		busy := h.fixture(rental.PlanEnterprise)

@@ -18,6 +18,7 @@ import (
 // not this process's own list of keys in use), create exactly one property
 // and one property.created event; the others replay it or get 409.
 func TestIdempotentConcurrentCreates(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		two := secondServer(t, h)
@@ -107,6 +108,7 @@ func (h *harness) whileRunning(acct *rental.Account, rq req, other ...req) *resu
 }
 
 func TestIdempotencyRules(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)
@@ -168,6 +170,7 @@ func TestIdempotencyRules(t *testing.T) {
 
 // A stored 429 replays with its Retry-After.
 func TestReplayKeepsRetryAfter(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	key := h.testKey(h.fixture(rental.PlanEnterprise))
 	for i := range 18 {
@@ -192,6 +195,7 @@ func TestReplayKeepsRetryAfter(t *testing.T) {
 // on either process. On SQLite, where one process serves a database file,
 // both go to one server.
 func TestIdempotencyInProgressAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		one := newHarness(t, e)
 		two, third := one, e.DB

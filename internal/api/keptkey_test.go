@@ -50,6 +50,7 @@ func revokeKeys(t *testing.T, e storetest.Engine, f storetest.Fixture, match fun
 // before reaching the database; changes the lookup does not read are
 // seen as usual.
 func TestKeptLookupAcrossServers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		one, two, f, acct := linkedOnTwoServers(t, e)
@@ -104,6 +105,7 @@ func TestKeptLookupAcrossServers(t *testing.T) {
 // revoked meanwhile gets 401 without a header of the discarded run. On
 // PostgreSQL the kept lookup is really what answers before the revocation.
 func TestKeptLookupEarlyRefusals(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		one, two, f, acct := linkedOnTwoServers(t, e)
 		for _, path := range []string{"/v1/properties?bogus=1", "/v1/properties/" + strings.Repeat("x", 80), "/v1/properties?limit=abc", "/v1/properties"} {
@@ -144,6 +146,7 @@ func TestKeptLookupEarlyRefusals(t *testing.T) {
 // refused and writes nothing, with or without an Idempotency-Key, even one
 // whose key was used before.
 func TestKeptLookupWrites(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		one, two, f, acct := linkedOnTwoServers(t, e)
@@ -200,6 +203,7 @@ func TestKeptLookupWrites(t *testing.T) {
 // holds again. Every write is answered once, at the very tick a claim as
 // usual gives, and a retry with its key replays the answer.
 func TestClaimAheadLost(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		one, two, f, acct := linkedOnTwoServers(t, e)
@@ -272,6 +276,7 @@ func TestClaimAheadLost(t *testing.T) {
 // the landlord's clock gives each its own tick: no two writes share a
 // creation time, and the clock ends at the last of them.
 func TestClaimsAheadAcrossServers(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		one, two, f, acct := linkedOnTwoServers(t, e)
@@ -325,6 +330,7 @@ func TestClaimsAheadAcrossServers(t *testing.T) {
 // PostgreSQL, when the change is the key's own revocation, the answer is
 // the new lookup's: 401.
 func TestKeptLookupStalledBody(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.BodyTimeout = time.Second })
 		f := h.fixture(rental.PlanPro)

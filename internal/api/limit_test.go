@@ -24,6 +24,7 @@ const redisEnv = "RENTAPI_TEST_REDIS"
 // limit together: over a short burst they admit what one process would,
 // not twice as much.
 func TestRateLimitSharedAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	url := os.Getenv(redisEnv)
 	if url == "" {
 		t.Skip(redisEnv + " is not set")
@@ -77,6 +78,7 @@ func TestRateLimitSharedAcrossProcesses(t *testing.T) {
 
 // The headers tell a client where it stands.
 func TestRateLimitHeaders(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	key := h.testKey(h.fixture(rental.PlanDeveloper))
 	first := h.do(req{key: key, method: "GET", path: "/v1/account"})
@@ -95,6 +97,7 @@ func TestRateLimitHeaders(t *testing.T) {
 // Redis is back the limits are shared by every process again, by
 // themselves.
 func TestRateLimitsWhenRedisIsDown(t *testing.T) {
+	t.Parallel()
 	redis := buckettest.StartRedis(t)
 	e := storetest.SQLite(t)
 	m := metric.New()
@@ -181,6 +184,7 @@ func TestRateLimitsWhenRedisIsDown(t *testing.T) {
 // with a valid key are served as usual: many tenants share one address
 // behind a carrier's NAT. A minute on, its invalid keys get 401 again.
 func TestFailedKeysRefuseOnlyInvalidKeys(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)
@@ -226,6 +230,7 @@ func TestFailedKeysRefuseOnlyInvalidKeys(t *testing.T) {
 // payment_required): a burst of them runs the bucket down like any other
 // requests, and the next is 429 rate_limited.
 func TestAccountRefusalsCountAgainstTheRate(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		h := newHarness(t, e)

@@ -65,6 +65,7 @@ func eventCount(h *harness, key, typ string) int {
 }
 
 func TestLineRegistration(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		h := chatHarness(t, e, line)
@@ -137,6 +138,7 @@ func TestLineRegistration(t *testing.T) {
 }
 
 func TestLineRegisterHelper(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		h := chatHarness(t, e, line)
@@ -176,6 +178,7 @@ func TestLineRegisterHelper(t *testing.T) {
 // 401 invalid_signature; only a signed request learns that its body is too
 // large, of the wrong media type or not UTF-8.
 func TestLineWebhookChecksTheSignatureFirst(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.LineChannelSecret = lineSecret })
 		sign := func(secret string, body []byte) string {
@@ -228,6 +231,7 @@ func TestLineWebhookChecksTheSignatureFirst(t *testing.T) {
 // later" and changes nothing until the hour is over. Another LINE user is
 // not held up.
 func TestLineCodeGuessing(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		a := chatHarness(t, e, line)

@@ -18,6 +18,7 @@ import (
 // endpoints, not another application's), listed by GET /v1/events for a
 // key of the account whatever its scopes, and the account keeps its ID.
 func TestAccountLinkEvents(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		h := webhookHarness(t, e)

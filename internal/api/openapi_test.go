@@ -20,6 +20,7 @@ import (
 // missing from the document fails, and so does a documented one that is not
 // served.
 func TestRoutesMatchDocument(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	var doc struct {
 		Paths map[string]map[string]any `yaml:"paths"`
@@ -82,6 +83,7 @@ func TestRoutesMatchDocument(t *testing.T) {
 // most 255 printable ASCII characters, and SERVICE-Account has no example (an
 // account ID is only ever another application's).
 func TestHeaderParameters(t *testing.T) {
+	t.Parallel()
 	var doc struct {
 		Components struct {
 			Parameters map[string]struct {
@@ -112,6 +114,7 @@ func TestHeaderParameters(t *testing.T) {
 
 // The document is served in both forms, and they are the same document.
 func TestServedDocument(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	js := h.do(req{method: "GET", path: "/openapi.json"})
 	ym := h.do(req{method: "GET", path: "/openapi.yaml"})
@@ -147,6 +150,7 @@ func TestServedDocument(t *testing.T) {
 // generated client holds each in a type wide enough: a number without one
 // is a float32 in oapi-codegen's Go, which sends 98765.432 as 98765.43.
 func TestDocumentNumbersHaveFormats(t *testing.T) {
+	t.Parallel()
 	var doc any
 	b, err := os.ReadFile("openapi.yaml")
 	if err != nil {
@@ -200,6 +204,7 @@ func TestDocumentNumbersHaveFormats(t *testing.T) {
 // is 400 invalid_parameter naming the field, as is one with a fourth
 // decimal. Every meter value in the document has that same maximum.
 func TestMeterMaximumAgrees(t *testing.T) {
+	t.Parallel()
 	var doc struct {
 		Components struct {
 			Schemas map[string]struct {

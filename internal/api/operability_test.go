@@ -108,6 +108,7 @@ func sample(text, series string) float64 {
 // and the pools at the time of the scrape. The public listener has no
 // /metrics.
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		m := metric.New()
 		if err := m.WatchDB(e.DB); err != nil {
@@ -237,6 +238,7 @@ func TestMetrics(t *testing.T) {
 // duration and address, and an error's code; the payment page and the
 // provider's callback too, without the page's token.
 func TestRequestLogs(t *testing.T) {
+	t.Parallel()
 	var logs logBuffer
 	h := newHarness(t, storetest.SQLite(t), func(c *api.Config) { c.Log = logs.logger() })
 	p := newPayee(t, h, rental.LandlordStandard)
@@ -289,6 +291,7 @@ func TestRequestLogs(t *testing.T) {
 // info line from the worker with the endpoint, delivery, status and
 // duration, counted in the metrics, and River adds no warning of its own.
 func TestWebhookAttemptLogs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		var logs logBuffer
 		log := logs.logger()

@@ -15,6 +15,7 @@ import (
 // Paging 250 properties with limit 7, in both orders, while new ones are
 // added, yields each pre-existing property exactly once.
 func TestPagingWhileInserting(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)
@@ -83,6 +84,7 @@ func TestPagingWhileInserting(t *testing.T) {
 }
 
 func TestCursorTampering(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	f := h.fixture(rental.PlanEnterprise)
 	key := h.testKey(f)
@@ -123,6 +125,7 @@ func TestCursorTampering(t *testing.T) {
 }
 
 func TestListParameters(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	key := h.testKey(h.fixture(rental.PlanEnterprise))
 	for path, code := range map[string]string{

@@ -154,6 +154,7 @@ func eventTypes(t *testing.T, h *harness, key, filter string) []string {
 }
 
 func TestPaymentLink(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -195,6 +196,7 @@ func TestPaymentLink(t *testing.T) {
 }
 
 func TestSimulatedPayments(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -292,6 +294,7 @@ func TestSimulatedPayments(t *testing.T) {
 }
 
 func TestProviderConfirmations(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		p := newPayee(t, h, rental.LandlordStandard)
@@ -387,6 +390,7 @@ func TestProviderConfirmations(t *testing.T) {
 // A confirmation counts whatever happened to the payment or the landlord
 // meanwhile: the money arrived.
 func TestConfirmationsAlwaysRecorded(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 
@@ -456,6 +460,7 @@ func TestConfirmationsAlwaysRecorded(t *testing.T) {
 // Correcting the reading changes what is owed: a pending QR for the old
 // amount is canceled, and the page makes one for the new.
 func TestRecalculatedBillCancelsItsQR(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		p := newPayee(t, h, rental.LandlordStandard)
@@ -481,6 +486,7 @@ func TestRecalculatedBillCancelsItsQR(t *testing.T) {
 // The page and its QR image: found only by the token, with the browser
 // protections, and the image decodes to the payment's payload.
 func TestPaymentPage(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	p := newPayee(t, h, rental.LandlordStandard)
 	url := p.link(t, h)
@@ -535,6 +541,7 @@ func TestPaymentPage(t *testing.T) {
 // is owed, a total corrected below what was paid, a provider's clock and
 // secret rotation, and a landlord who loses QR payments with a QR open.
 func TestPaymentEdges(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		p := newPayee(t, h, rental.LandlordStandard)
@@ -658,6 +665,7 @@ func TestPaymentEdges(t *testing.T) {
 // already opened is the one it pays (no second payment.pending), and an
 // expiry it simulates happens now.
 func TestSimulatedPaymentUsesTheOpenQR(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		key := h.testKey(h.fixture(rental.PlanPro))
@@ -688,6 +696,7 @@ func TestSimulatedPaymentUsesTheOpenQR(t *testing.T) {
 // URL the create call returned; the filters and the common list
 // parameters work and bad values are 400s naming the parameter.
 func TestPaymentLinksReadBack(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)

@@ -59,6 +59,7 @@ func (h *harness) billableLive(key string, n int) *result {
 // 401s, 429s and test-mode requests on the way never count. A new month
 // starts a new count.
 func TestFreePlanMonthlyQuota(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanFree)
@@ -145,6 +146,7 @@ func (h *harness) quotaUsed(key string) int64 {
 // Two processes over one database share the Free plan's quota: what one
 // counted, the other refuses past, within a second.
 func TestMonthlyQuotaAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		one := newHarness(t, e)
 		two := secondServer(t, one)
@@ -173,6 +175,7 @@ func TestMonthlyQuotaAcrossProcesses(t *testing.T) {
 // say 0 remaining), and the month's invoice bills each started 1,000 extra
 // requests at the plan's price, with the fee.
 func TestPaidPlanPastQuotaIsBilled(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanDeveloper)
@@ -214,6 +217,7 @@ func TestPaidPlanPastQuotaIsBilled(t *testing.T) {
 // Changing plan changes the per-second limit at the next request on every
 // process: an upgrade at once, a downgrade at 00:00 on the 1st.
 func TestPlanChangeRateLimitHeaders(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		one := newHarness(t, e)
 		two := secondServer(t, one)
@@ -264,6 +268,7 @@ func TestPlanChangeRateLimitHeaders(t *testing.T) {
 // payment_required on every process, at once, no job needed; test mode is
 // unaffected; paying it restores them at the next request.
 func TestOverdueInvoicePaymentRequired(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		one := newHarness(t, e)
 		two := secondServer(t, one)

@@ -69,6 +69,7 @@ func only2xxOr503(t *testing.T, results []*result) (unavailable int) {
 // A process whose pool is exhausted answers 503 with Retry-After after the
 // bounded wait, never 500, and serves again once connections come back.
 func TestPoolExhaustionAnswers503(t *testing.T) {
+	t.Parallel()
 	e := storetest.Postgres(t)
 	small, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, MaxConns: 2, Wait: 200 * time.Millisecond})
 	if err != nil {
@@ -118,6 +119,7 @@ func TestPoolExhaustionAnswers503(t *testing.T) {
 // A database that refuses connections (here: too many for the role,
 // SQLSTATE 53300) is 503 with Retry-After, never 500.
 func TestDatabaseRefusalAnswers503(t *testing.T) {
+	t.Parallel()
 	e := storetest.Postgres(t)
 	role := "t_limited_" + strings.TrimPrefix(rental.NewID("x"), "x_")
 	schema := schemaOf(t, e.DSN)
@@ -184,6 +186,7 @@ func schemaOf(t *testing.T, dsn string) string {
 // once sent; many requests at once for different objects each get their
 // own object's bytes, whole, and a replayed write the bytes first sent.
 func TestBodiesNotShared(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestPropertyLifecycle(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		key := h.testKey(h.fixture(rental.PlanDeveloper))
@@ -49,6 +50,7 @@ func TestPropertyLifecycle(t *testing.T) {
 }
 
 func TestPropertyValidation(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	key := h.testKey(h.fixture(rental.PlanDeveloper))
 	cases := []struct {
@@ -100,6 +102,7 @@ func TestPropertyValidation(t *testing.T) {
 }
 
 func TestPropertyPlanLimits(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -129,6 +132,7 @@ func TestPropertyPlanLimits(t *testing.T) {
 // Concurrent updates of one property lose nothing, and concurrent deletes
 // delete (and record) once.
 func TestConcurrentWritesToOneProperty(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)

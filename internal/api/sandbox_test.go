@@ -14,6 +14,7 @@ import (
 // Each sandbox starts with a real-looking dormitory's data, and the reset
 // helper brings it back.
 func TestSandboxSampleData(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)
@@ -93,6 +94,7 @@ func TestSandboxSampleData(t *testing.T) {
 
 // The sandbox holds at most 500 rooms.
 func TestSandboxRoomLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, storetest.SQLite(t))
 	f := h.fixture(rental.PlanEnterprise)
 	key := h.testKey(f)
@@ -116,6 +118,7 @@ func TestSandboxRoomLimit(t *testing.T) {
 
 // A key sees only the events whose data it could read, and only for 30 days.
 func TestEventVisibility(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanEnterprise)

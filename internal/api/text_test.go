@@ -15,6 +15,7 @@ import (
 // PostgreSQL before, and was a 500), and line breaks only in messages and
 // descriptions.
 func TestOneTextRule(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true })
 		key := h.testKey(h.fixture(rental.PlanPro))

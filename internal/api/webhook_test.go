@@ -258,6 +258,7 @@ func (h *harness) createEndpoint(key string, rc *receiver, events ...string) map
 }
 
 func TestWebhookEndpointsAPI(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true })
 		f := h.fixture(rental.PlanFree)
@@ -381,6 +382,7 @@ func TestWebhookEndpointsAPI(t *testing.T) {
 // endpoints is the developer account's, test and live endpoints together,
 // across its applications (the Free plan's 2 in all, not 2 of each mode).
 func TestWebhookEndpointCountBothModes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true })
 		f := h.fixture(rental.PlanFree)
@@ -423,6 +425,7 @@ func TestWebhookEndpointCountBothModes(t *testing.T) {
 // endpoint subscribed to one type gets only that type; a live endpoint
 // gets nothing from the sandbox.
 func TestWebhookDeliversTheMonth(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := webhookHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -514,6 +517,7 @@ func jsonEqual(a, b any) bool {
 // An endpoint receives an event only if the landlord granted the read
 // scope of its type.
 func TestWebhookNeedsTheLandlordsGrant(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := webhookHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -545,6 +549,7 @@ func TestWebhookNeedsTheLandlordsGrant(t *testing.T) {
 // are made on the schedule (1 minute, then 5), logged, and carry the
 // byte-identical body. A resend delivers the same event again.
 func TestWebhookRetriesOnSchedule(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := webhookHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -641,6 +646,7 @@ func TestWebhookRetriesOnSchedule(t *testing.T) {
 // per attempt, each retry parked for the time the log announces, success
 // on the second attempt.
 func TestWebhookReceiverAnswersAnything(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := webhookHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -719,6 +725,7 @@ func TestWebhookReceiverAnswersAnything(t *testing.T) {
 // its endpoint's signing secret does not open: the jobs run under another
 // server secret) ends failed, not pending with no job left to send it.
 func TestWebhookDeliveryEndsWithItsJob(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e, func(c *api.Config) { c.Guard, c.NoRateLimits = webhook.Guard{AllowLoopback: true}, true })
 		f := h.fixture(rental.PlanPro)
@@ -750,6 +757,7 @@ func TestWebhookDeliveryEndsWithItsJob(t *testing.T) {
 
 // After a rotation both secrets sign for 24 hours; then only the new one.
 func TestWebhookSecretRotation(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := webhookHarness(t, e)
 		key := h.testKey(h.fixture(rental.PlanPro))
@@ -782,6 +790,7 @@ func TestWebhookSecretRotation(t *testing.T) {
 // of a private or loopback address, or of none, is 400 invalid_url with
 // the reason, and nothing is made or changed.
 func TestWebhookURLResolvedAtRegistration(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
@@ -826,6 +835,7 @@ func TestWebhookURLResolvedAtRegistration(t *testing.T) {
 // waits on a slow DNS server, other writes go on (on SQLite, one
 // connection writes for the whole process).
 func TestWebhookURLLookupHoldsNoWriter(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		entered, release := make(chan struct{}, 8), make(chan struct{})
 		dns := webhooktest.Internet(t)

@@ -13,6 +13,7 @@ import (
 // next ones are told at once, without waiting on the client's retries;
 // when it comes back, takes reach it again by themselves.
 func TestRedisDownAndBack(t *testing.T) {
+	t.Parallel()
 	srv := buckettest.StartRedis(t)
 	r, err := bucket.NewRedis(t.Context(), srv.URL, "test:")
 	if err != nil {

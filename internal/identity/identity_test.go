@@ -12,6 +12,7 @@ import (
 // A password checks against its own hash only; the hash holds no password
 // and differs every time (its salt); malformed hashes match nothing.
 func TestPasswords(t *testing.T) {
+	t.Parallel()
 	h := HashPassword("correct horse battery")
 	if !strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$") || strings.Contains(h, "horse") {
 		t.Fatalf("hash %s", h)
@@ -32,6 +33,7 @@ func TestPasswords(t *testing.T) {
 
 // Tokens are long, distinct, and stored only as their hash.
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	a, ha := NewToken()
 	b, _ := NewToken()
 	if len(a) < 50 || a == b || ha != HashToken(a) || strings.Contains(ha, a) {
@@ -47,6 +49,7 @@ func TestTokens(t *testing.T) {
 // email): its next try waits, and spends nothing of the email's budget.
 // Sign-ups: ten per address. An IPv6 client counts by its /64.
 func TestThrottle(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	now := time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
 	th := Throttle{Buckets: bucket.NewMemory()}
@@ -109,6 +112,7 @@ func TestThrottle(t *testing.T) {
 // The limits count an IPv6 client by its /64 and an IPv4 one, mapped or
 // not, by its address.
 func TestAddressKey(t *testing.T) {
+	t.Parallel()
 	for ip, want := range map[string]string{
 		"192.0.2.7":            "192.0.2.7",
 		"::ffff:192.0.2.7":     "192.0.2.7",

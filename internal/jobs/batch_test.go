@@ -10,6 +10,7 @@ import (
 // for its calls, not a crash of the process or a worker waiting forever;
 // after the failed run, each item is run alone, so the others still succeed.
 func TestBatchRunThatPanics(t *testing.T) {
+	t.Parallel()
 	b := &batch[string, string]{
 		key: func(s string) string { return s },
 		max: 10,

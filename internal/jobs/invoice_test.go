@@ -18,6 +18,7 @@ import (
 // runs after: one invoice each for the paid plans, none for Free, numbered
 // without gaps.
 func TestMonthlyCloseExactlyOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		plans := []rental.DeveloperPlan{rental.PlanFree, rental.PlanDeveloper, rental.PlanPro, rental.PlanBusiness, rental.PlanDeveloper, rental.PlanPro}
@@ -91,6 +92,7 @@ func TestMonthlyCloseExactlyOnce(t *testing.T) {
 // chosen in November bills November on the larger plan, and an upgrade
 // made on 1 December, before the close, does not change November's bill.
 func TestCloseBillsThePlanAtMonthEnd(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanPro)

@@ -20,6 +20,7 @@ import (
 // exactly once each, while two job clients (two processes' worth, each with
 // its own connections) and direct sweeps all run at once.
 func TestOverdueExactlyOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
@@ -178,6 +179,7 @@ func quiesce(t *testing.T, racers []racer, kind string) {
 // Pending payments expire 15 minutes after they were opened, each exactly
 // once (one payment.failed), however many sweeps race.
 func TestPaymentExpiryExactlyOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanPro)

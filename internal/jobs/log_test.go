@@ -13,6 +13,7 @@ import (
 // the service logs at debug), marked as River's; its retry warning for a
 // webhook delivery is dropped, and every other job's is kept.
 func TestRiverLog(t *testing.T) {
+	t.Parallel()
 	for _, debug := range []bool{false, true} {
 		var buf bytes.Buffer
 		river := jobs.RiverLog(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), debug)

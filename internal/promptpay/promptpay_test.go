@@ -67,6 +67,7 @@ func tags(fs []field) []string {
 }
 
 func TestCRC16CheckValue(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want uint16
@@ -89,6 +90,7 @@ func TestCRC16CheckValue(t *testing.T) {
 //
 // Their amounts are in baht; here they are converted to satang.
 func TestPayloadPublicVectors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		r      Receiver
@@ -192,6 +194,7 @@ func TestPayloadPublicVectors(t *testing.T) {
 // including biller payloads for which no public vector in this tag order
 // was found.
 func TestPayloadStructure(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		r          Receiver
@@ -294,6 +297,7 @@ func TestPayloadStructure(t *testing.T) {
 }
 
 func TestPayloadErrors(t *testing.T) {
+	t.Parallel()
 	mobile := Receiver{Kind: Mobile, ID: "0812345678"}
 	tests := []struct {
 		name      string
@@ -324,6 +328,7 @@ func TestPayloadErrors(t *testing.T) {
 }
 
 func TestNormalize(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		in        Receiver
@@ -430,6 +435,7 @@ func TestNormalize(t *testing.T) {
 }
 
 func TestFieldErrorText(t *testing.T) {
+	t.Parallel()
 	err := error(&FieldError{Field: "ref1", Message: "ref1 is required for biller receivers"})
 	want := "promptpay: ref1: ref1 is required for biller receivers"
 	if err.Error() != want {
@@ -441,6 +447,7 @@ func TestFieldErrorText(t *testing.T) {
 // QR decoder, which proves the image is scannable and carries the payload
 // byte for byte.
 func TestPNGRoundTrip(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		r      Receiver
@@ -479,6 +486,7 @@ func TestPNGRoundTrip(t *testing.T) {
 }
 
 func TestPNGErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		payload string

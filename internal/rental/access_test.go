@@ -9,6 +9,7 @@ import (
 // to nothing, live keys only after a link and bound only to a linked live
 // account.
 func TestCheckKey(t *testing.T) {
+	t.Parallel()
 	app := Scopes{ScopePropertiesRead, ScopeBillsRead}
 	live := &Account{ID: "acct_live"}
 	cases := []struct {
@@ -37,6 +38,7 @@ func TestCheckKey(t *testing.T) {
 // hours more (or until its own earlier expiry); a revoked or expired key
 // cannot be rotated.
 func TestKeyRotation(t *testing.T) {
+	t.Parallel()
 	at := func(d time.Duration) *Time { return &Time{Time: now.Add(d)} }
 	grace := now.Add(KeyRotationGraceHours * time.Hour)
 	cases := []struct {
@@ -83,6 +85,7 @@ func TestKeyRotation(t *testing.T) {
 // are refused; the free landlord plan has no QR payments; webhook endpoints
 // stop at the plan's count; only a sandbox resets.
 func TestAccessRules(t *testing.T) {
+	t.Parallel()
 	if code(CheckLinkable(&Application{}, true)) != "invalid_parameter" || CheckLinkable(&Application{}, false) != nil ||
 		code(CheckLinkable(&Application{Disabled: true}, false)) != "application_disabled" {
 		t.Error("only real landlords are linked")
@@ -109,6 +112,7 @@ func TestAccessRules(t *testing.T) {
 // Rooms and properties: one tenant per room; a room with a tenant or kept
 // bills, and a property with rooms, cannot be deleted.
 func TestRoomAndPropertyRules(t *testing.T) {
+	t.Parallel()
 	tenant := "tnt_1"
 	empty, lived := &Room{Number: "101"}, &Room{Number: "102", TenantID: &tenant}
 	if empty.MoveIn() != nil || code(lived.MoveIn()) != "room_occupied" {
@@ -133,6 +137,7 @@ func TestRoomAndPropertyRules(t *testing.T) {
 
 // IDs are told apart from typing mistakes by their shape alone.
 func TestValidID(t *testing.T) {
+	t.Parallel()
 	id := NewID(PrefixDeveloper)
 	cases := []struct {
 		prefix, id string
@@ -160,6 +165,7 @@ func TestValidID(t *testing.T) {
 // Ending a link: a live link ends once, an ended one is left as it is, a
 // sandbox's is not found.
 func TestUnlink(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		acct   Account
 		change bool
@@ -179,6 +185,7 @@ func TestUnlink(t *testing.T) {
 
 // Invoice numbers: the shape InvoiceNumber writes, anything else 400.
 func TestCheckInvoiceNumber(t *testing.T) {
+	t.Parallel()
 	for number, ok := range map[string]bool{
 		InvoiceNumber(2026, 123): true, "INV-2026-000123": true, "INV-2027-999999": true,
 		"INV-2026-00012": false, "INV-26-000123": false, "inv-2026-000123": false, "INV-2026_000123": false,

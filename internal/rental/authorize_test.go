@@ -9,6 +9,7 @@ import (
 // A key is read from "Bearer <key>" only, and only in the shape of a key;
 // everything else is the one invalid_api_key, before any lookup.
 func TestBearerKey(t *testing.T) {
+	t.Parallel()
 	key := NewAPIKeySecret(ModeTest)
 	cases := []struct {
 		header string
@@ -36,6 +37,7 @@ func TestBearerKey(t *testing.T) {
 // An invalid key is 401, or 429 with the wait once its address is over its
 // failed attempts.
 func TestRefuseKey(t *testing.T) {
+	t.Parallel()
 	if err := RefuseKey(0, false); err != ErrInvalidKey {
 		t.Errorf("under the limit: %v", err)
 	}
@@ -76,6 +78,7 @@ func (s authorizeSetup) owner(mode Mode, bound string, suspended, disabled, over
 // Every refusal of the Authentication section in its order, which account
 // a request acts on, and the scopes it may use there.
 func TestAuthorize(t *testing.T) {
+	t.Parallel()
 	s := newAuthorizeSetup()
 	live := func(bound string) *KeyOwner { return s.owner(ModeLive, bound, false, false, false) }
 	test := s.owner(ModeTest, "", false, false, false)
@@ -153,6 +156,7 @@ func TestAuthorize(t *testing.T) {
 // The refusals carry the kinds the API maps to 402 and 403, and name the
 // header where it is the remedy.
 func TestAuthorizeErrors(t *testing.T) {
+	t.Parallel()
 	s := newAuthorizeSetup()
 	_, err := s.owner(ModeLive, "", false, false, true).Authorize("acct_linked", false, s.linked)
 	if e, _ := AsError(err); e == nil || e.Kind != KindPaymentRequired {
@@ -167,6 +171,7 @@ func TestAuthorizeErrors(t *testing.T) {
 // A request counts when it reached an account and was answered 2xx or 4xx
 // other than 401 and 429.
 func TestBillable(t *testing.T) {
+	t.Parallel()
 	acct := &Account{ID: "acct_1"}
 	for status, want := range map[int]bool{200: true, 201: true, 202: true, 204: true, 400: true, 402: true, 403: true, 404: true,
 		409: true, 413: true, 401: false, 429: false, 500: false, 503: false, 100: false} {
@@ -182,6 +187,7 @@ func TestBillable(t *testing.T) {
 // keys' usability, the rule identify and the kept lookups share: revoked
 // or expired (from the instant of expiry) is unusable.
 func TestKeyUsable(t *testing.T) {
+	t.Parallel()
 	at := func(d time.Duration) *Time { return &Time{Time: now.Add(d)} }
 	cases := []struct {
 		key  APIKey
@@ -204,6 +210,7 @@ func TestKeyUsable(t *testing.T) {
 // A request needing a scope its access lacks is 403 insufficient_scope
 // naming the scope; one needing none always passes.
 func TestScopesRequire(t *testing.T) {
+	t.Parallel()
 	usable := Scopes{ScopeBillsRead, ScopeRoomsRead}
 	for _, c := range []struct {
 		scopes Scopes

@@ -23,6 +23,7 @@ func code(err error) string {
 // documented state, the others are refused with the documented code and
 // change nothing.
 func TestBillTransitions(t *testing.T) {
+	t.Parallel()
 	type move struct {
 		name string
 		do   func(b *Bill) error
@@ -70,6 +71,7 @@ func TestBillTransitions(t *testing.T) {
 // (also when a correction lowers the total), never a draft; amount_paid
 // keeps every satang.
 func TestBillReceiveAndReprice(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		status      string
 		paid, total int64
@@ -105,6 +107,7 @@ func TestBillReceiveAndReprice(t *testing.T) {
 // billed month 409 resource_exists naming its bill; otherwise a draft or
 // issued bill with the tenant's occupants and the property's due day.
 func TestNewBill(t *testing.T) {
+	t.Parallel()
 	room := Room{ID: "room_1", PropertyID: "prop_1", Number: "101", MonthlyRent: 350000}
 	reading := &Reading{ID: "mrd_1", Water: WaterPart{Billing: WaterMetered}}
 	billID := "bill_9"

@@ -21,6 +21,7 @@ func part(prev, cur string, rollover bool) PartInput {
 // The bill's arithmetic: rent plus electricity plus water, in satang, each
 // line rounded half up to a whole satang.
 func TestBillArithmetic(t *testing.T) {
+	t.Parallel()
 	flat := int64(10_000)
 	cases := []struct {
 		name        string
@@ -92,6 +93,7 @@ func TestBillArithmetic(t *testing.T) {
 // A rate change between months: each month is priced at the rate it
 // recorded.
 func TestRateChangeBetweenMonths(t *testing.T) {
+	t.Parallel()
 	oct, _ := Measure("electricity", part("1000", "1100", false), 0, 800)
 	nov, _ := Measure("electricity", PartInput{Set: true, Current: Of(q("1200"))}, oct.Current, 900)
 	for _, c := range []struct {
@@ -107,6 +109,7 @@ func TestRateChangeBetweenMonths(t *testing.T) {
 }
 
 func TestMeasureRefusals(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in    PartInput
 		param string
@@ -134,6 +137,7 @@ func TestMeasureRefusals(t *testing.T) {
 }
 
 func TestDueDate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		month string
 		day   int64
@@ -152,6 +156,7 @@ func TestDueDate(t *testing.T) {
 }
 
 func TestNormalizePhone(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"0812345678":        "+66812345678",
 		"081-234-5678":      "+66812345678",

@@ -8,6 +8,7 @@ import (
 // Days and months turn at midnight in Bangkok, seven hours before UTC's:
 // 17:00 UTC on the last day of a month is already the 1st of the next.
 func TestCalendar(t *testing.T) {
+	t.Parallel()
 	utc := func(y int, m time.Month, d, h, min int) time.Time { return time.Date(y, m, d, h, min, 0, 0, time.UTC) }
 	bkk := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, Bangkok) }
 	cases := []struct {

@@ -9,6 +9,7 @@ import (
 // Redirect URIs are https, or plain http on localhost and 127.0.0.1 for
 // development; nothing that could send a landlord somewhere else.
 func TestCheckRedirectURIs(t *testing.T) {
+	t.Parallel()
 	ten := make([]string, 10)
 	for i := range ten {
 		ten[i] = "https://app.example.com/cb" + strings.Repeat("x", i)
@@ -67,6 +68,7 @@ func TestCheckRedirectURIs(t *testing.T) {
 // A connect request's redirect_uri is one of the registered ones byte for
 // byte; every near miss is refused.
 func TestRedirectAllowed(t *testing.T) {
+	t.Parallel()
 	registered := []string{"https://app.example.com/oauth/callback", "http://localhost:3000/cb", "https://app.example.com/cb?tenant=1"}
 	cases := []struct {
 		uri string
@@ -108,6 +110,7 @@ func TestRedirectAllowed(t *testing.T) {
 
 // A state is 8 to 512 printable ASCII characters without spaces.
 func TestCheckState(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		state string
 		code  string
@@ -139,6 +142,7 @@ func TestCheckState(t *testing.T) {
 // A link's grant after an approval: what was approved, less what the
 // application no longer requests; the old grant is replaced whole.
 func TestReplaceGrant(t *testing.T) {
+	t.Parallel()
 	const (
 		pr = ScopePropertiesRead
 		pw = ScopePropertiesWrite
@@ -173,6 +177,7 @@ func TestReplaceGrant(t *testing.T) {
 
 // The consent page marks the requested scopes the current grant lacks.
 func TestNewScopes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name               string
 		requested, granted Scopes
@@ -194,6 +199,7 @@ func TestNewScopes(t *testing.T) {
 
 // Only real landlords can be linked.
 func TestCheckLinkable(t *testing.T) {
+	t.Parallel()
 	if err := CheckLinkable(&Application{}, false); err != nil {
 		t.Errorf("a real landlord: %v", err)
 	}

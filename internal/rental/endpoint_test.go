@@ -5,6 +5,7 @@ import "testing"
 // A disabled endpoint is sent nothing a developer asks for; a test event
 // comes from an account of the endpoint's mode whose link holds.
 func TestEndpointSends(t *testing.T) {
+	t.Parallel()
 	test := &WebhookEndpoint{ID: "we_1", Mode: ModeTest, Status: EndpointEnabled}
 	live := &WebhookEndpoint{ID: "we_2", Mode: ModeLive, Status: EndpointEnabled}
 	off := &WebhookEndpoint{ID: "we_3", Mode: ModeLive, Status: EndpointDisabled}

@@ -14,6 +14,7 @@ import (
 // instant, across the years a rental can name and past them, as
 // encoding/json writes them: by value, by pointer and nil.
 func TestTimeJSONIsTheLayout(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	at := []time.Time{time.Unix(0, 0), time.Date(9999, 12, 31, 23, 59, 59, 999, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
 		time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 11, 24, 7, 5, 9, 0, time.FixedZone("ICT", 7*3600))}
@@ -37,6 +38,7 @@ func TestTimeJSONIsTheLayout(t *testing.T) {
 // Quantities print as the shortest decimal of their thousandths, and
 // parse back to themselves.
 func TestQuantityJSON(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		q    Quantity
 		want string

@@ -10,6 +10,7 @@ import (
 // expiring within the last 24 hours (a rotated key's whole grace period),
 // active otherwise.
 func TestKeyStatus(t *testing.T) {
+	t.Parallel()
 	at := func(d time.Duration) *Time { return &Time{Time: now.Add(d)} }
 	cases := []struct {
 		name string
@@ -35,6 +36,7 @@ func TestKeyStatus(t *testing.T) {
 
 // A key's use is written down the first time and then at most once a minute.
 func TestUseToNote(t *testing.T) {
+	t.Parallel()
 	at := func(d time.Duration) *Time { return &Time{Time: now.Add(d)} }
 	cases := []struct {
 		name string
@@ -57,6 +59,7 @@ func TestUseToNote(t *testing.T) {
 
 // An expiry date is a day in Thailand; the key works through it.
 func TestKeyExpiryDate(t *testing.T) {
+	t.Parallel()
 	// now is 2026-11-22 10:00 in Bangkok.
 	cases := []struct {
 		date string
@@ -89,6 +92,7 @@ func TestKeyExpiryDate(t *testing.T) {
 
 // Key names and the part of a key's end shown in listings.
 func TestKeyTexts(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]string{"Production": "", "": "invalid_parameter", "   ": "invalid_parameter",
 		strings.Repeat("k", 201): "invalid_parameter", "a\u202eb": "invalid_parameter"} {
 		if got := code(CheckKeyName(name)); got != want {
@@ -107,6 +111,7 @@ func TestKeyTexts(t *testing.T) {
 // An application's settings: names, a description, at least one scope and
 // redirect URIs by their own rule.
 func TestApplicationSettings(t *testing.T) {
+	t.Parallel()
 	ok := ApplicationSettings{Name: "Dorm Books", Company: "Baan Soft Co., Ltd.", Scopes: Scopes{ScopeBillsRead}}
 	cases := []struct {
 		name   string

@@ -9,6 +9,7 @@ import (
 
 // A redirect URI is matched byte for byte: every near miss is refused.
 func TestRedirectAllowedExactly(t *testing.T) {
+	t.Parallel()
 	registered := []string{"https://app.example.com/callback", "http://localhost:3000/cb?tenant=7"}
 	cases := map[string]bool{
 		"https://app.example.com/callback":         true,
@@ -34,6 +35,7 @@ func TestRedirectAllowedExactly(t *testing.T) {
 
 // A state is 8 to 512 printable ASCII characters without spaces.
 func TestCheckStateLength(t *testing.T) {
+	t.Parallel()
 	cases := map[string]bool{
 		"":                        false,
 		"1234567":                 false,
@@ -55,6 +57,7 @@ func TestCheckStateLength(t *testing.T) {
 // The answer's parameters are added to the registered URI's own query,
 // encoded; the URI is otherwise kept as registered.
 func TestConnectReturn(t *testing.T) {
+	t.Parallel()
 	approve := url.Values{"account_id": {"acct_abc"}, "state": {"a b&c=d/é"}}
 	cases := []struct{ uri, want string }{
 		{"https://app.example.com/cb", "https://app.example.com/cb?account_id=acct_abc&state=a+b%26c%3Dd%2F%C3%A9"},
@@ -84,6 +87,7 @@ func TestConnectReturn(t *testing.T) {
 
 // Only a plain origin is written into the consent page's policy.
 func TestRedirectOrigin(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"https://app.example.com/cb?x=1":       "https://app.example.com",
 		"http://localhost:3000/cb":             "http://localhost:3000",
@@ -106,6 +110,7 @@ func TestRedirectOrigin(t *testing.T) {
 // A landlord may move to any plan the data fits: a smaller plan than the
 // properties or rooms kept is refused, naming what is over.
 func TestCheckPlanChange(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		to    LandlordPlan
 		usage Capacity
@@ -142,6 +147,7 @@ func TestCheckPlanChange(t *testing.T) {
 // Ten wrong codes an hour from the first; then every code waits for the
 // window's end, and the first wrong code after it starts a new window.
 func TestCodeTries(t *testing.T) {
+	t.Parallel()
 	start := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
 	var c CodeTries
 	if c.Blocked(start) {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestCheckNotification(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		typ, status string
 		issue       bool
@@ -36,6 +37,7 @@ func TestCheckNotification(t *testing.T) {
 }
 
 func TestClassifySend(t *testing.T) {
+	t.Parallel()
 	for status, want := range map[int]SendOutcome{200: SendDone, 409: SendDone, 400: SendRefused, 403: SendRefused,
 		429: SendRetry, 500: SendRetry, 503: SendRetry, 0: SendRetry} {
 		if got := ClassifySend(status); got != want {
@@ -45,6 +47,7 @@ func TestClassifySend(t *testing.T) {
 }
 
 func TestNextSend(t *testing.T) {
+	t.Parallel()
 	want := []time.Duration{10 * time.Second, time.Minute, 5 * time.Minute, 30 * time.Minute}
 	for i, w := range want {
 		if d, ok := NextSend(i + 1); !ok || d != w {
@@ -57,6 +60,7 @@ func TestNextSend(t *testing.T) {
 }
 
 func TestCheckReachable(t *testing.T) {
+	t.Parallel()
 	out := Time{}
 	for _, tc := range []struct {
 		name string
@@ -75,6 +79,7 @@ func TestCheckReachable(t *testing.T) {
 }
 
 func TestMessageText(t *testing.T) {
+	t.Parallel()
 	for text, ok := range map[string]bool{"": false, "a": true, strings.Repeat("ก", 2000): true, strings.Repeat("a", 2001): false, "\xff": false} {
 		if err := CheckMessageText(text); (err == nil) != ok {
 			t.Errorf("%.20q: %v", text, err)
@@ -83,6 +88,7 @@ func TestMessageText(t *testing.T) {
 }
 
 func TestRegistrationCode(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 1000 {
 		c := NewRegistrationCode()
@@ -99,6 +105,7 @@ func TestRegistrationCode(t *testing.T) {
 }
 
 func TestBaht(t *testing.T) {
+	t.Parallel()
 	for satang, want := range map[int64]string{0: "0.00", 5: "0.05", 123456: "1,234.56", 100000000: "1,000,000.00", -250: "-2.50"} {
 		if got := Baht(satang); got != want {
 			t.Errorf("Baht(%d) = %s, want %s", satang, got, want)
@@ -107,6 +114,7 @@ func TestBaht(t *testing.T) {
 }
 
 func TestCheckLineRegistration(t *testing.T) {
+	t.Parallel()
 	out := Time{Time: time.Unix(1, 0)}
 	for _, tc := range []struct {
 		name string

@@ -11,6 +11,7 @@ import (
 // A payment ends unpaid only from pending; an expiry before its time
 // expires it now.
 func TestPaymentEnd(t *testing.T) {
+	t.Parallel()
 	later := Time{Time: now.Add(10 * time.Minute)}
 	for _, from := range PaymentStatuses {
 		for _, to := range []string{PaymentExpired, PaymentCanceled} {
@@ -36,6 +37,7 @@ func TestPaymentEnd(t *testing.T) {
 // arrived); later ones only add. The time paid is the provider's, kept
 // between the QR's making and now.
 func TestPaymentConfirm(t *testing.T) {
+	t.Parallel()
 	created := now.Add(-10 * time.Minute)
 	cases := []struct {
 		name      string
@@ -76,6 +78,7 @@ func TestPaymentConfirm(t *testing.T) {
 // A pending QR that no longer asks for what is owed is canceled: when the
 // bill is paid, or its amount changed.
 func TestPaymentStale(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		status string
 		amount int64
@@ -100,6 +103,7 @@ func TestPaymentStale(t *testing.T) {
 // follow the bill's state, the link and the landlord's plan and receiver;
 // a new payment asks for what is owed and is valid 15 minutes.
 func TestPayee(t *testing.T) {
+	t.Parallel()
 	receiver := &promptpay.Receiver{Kind: promptpay.Mobile, ID: "0812345678"}
 	issued := &Bill{ID: "bill_1", Status: BillIssued, Total: 1000, AmountPaid: 300}
 	cases := []struct {
@@ -138,6 +142,7 @@ func TestPayee(t *testing.T) {
 // read: Thai or English, never blank, no controls, no invisible characters,
 // at most MaxNameLen characters.
 func TestCheckReceiverName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		ok   bool

@@ -9,6 +9,7 @@ import (
 // at its 1,000 of the month, the paid plans never do; each refusal waits
 // until its count restarts.
 func TestQuota(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 16, 59, 30, 0, time.UTC) // 23:59:30 on the 30th in Bangkok
 	midnight := time.Date(2026, 12, 1, 0, 0, 0, 0, Bangkok)
 	cases := []struct {

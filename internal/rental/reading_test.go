@@ -11,6 +11,7 @@ import (
 // and water billing are kept with it; a month read already is 409
 // resource_exists naming its reading; the parts' own refusals name them.
 func TestNewReading(t *testing.T) {
+	t.Parallel()
 	room := Room{ID: "room_1", PropertyID: "prop_1", Number: "101"}
 	flat := int64(15_000)
 	metered := Property{ElectricityRate: 800, WaterBilling: WaterMetered, WaterRate: 1_800}
@@ -77,6 +78,7 @@ func TestNewReading(t *testing.T) {
 // ones (the recorded previous counts as given with a rollover); the rates
 // stay those recorded; a refusal changes nothing.
 func TestReadingCorrect(t *testing.T) {
+	t.Parallel()
 	later := now.Add(time.Hour)
 	recorded := func() Reading {
 		return Reading{ID: "mrd_1", Month: "2026-11", CreatedAt: Time{Time: now}, UpdatedAt: Time{Time: now},

@@ -9,6 +9,7 @@ import "testing"
 // of C0 and C1, and blank text in every text a client sends; line breaks
 // only in the multi-line ones (messages and descriptions, CheckLines).
 func TestCheckText(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in string
 		// line is the answer for a one-line text (CheckText), lines for a
@@ -90,6 +91,7 @@ func TestCheckText(t *testing.T) {
 // Every message and description check refuses what the rule refuses, as
 // the API's 400 invalid_parameter naming the field.
 func TestTextRuleEverywhere(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"a\u0000b", "   ", "a\u202eb", "a\u0085b", "a\x1b[2Jb"} {
 		checks := map[string]error{
 			"text":                    CheckMessageText(bad),

@@ -12,6 +12,7 @@ import (
 // endpoint, neither null, the URL through the guard, known event types,
 // a description of at most 500 characters, status only on a change.
 func TestEndpointChangeCheck(t *testing.T) {
+	t.Parallel()
 	guard := func(u string) (string, error) {
 		if !strings.HasPrefix(u, "https://") {
 			return "", errors.New("the URL must use https://")
@@ -59,6 +60,7 @@ func TestEndpointChangeCheck(t *testing.T) {
 
 // Events of a link need no scope; every other type needs its read scope.
 func TestEventReadScopes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		scopes Scopes
 		typ    string

@@ -8,6 +8,7 @@ import (
 // Only a trusted proxy is believed about who sent a request, and only as
 // far as the nearest address that is not itself a trusted proxy.
 func TestProxiesClientIP(t *testing.T) {
+	t.Parallel()
 	trusted, err := ParseProxies("10.0.0.0/8, 192.0.2.7 ,::1")
 	if err != nil {
 		t.Fatal(err)

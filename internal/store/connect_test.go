@@ -12,6 +12,7 @@ import (
 // A consent form is taken once, only from the session that was shown it,
 // before it expires.
 func TestConsentOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
@@ -57,6 +58,7 @@ func TestConsentOnce(t *testing.T) {
 // started the link with that state, within 5 minutes; a replayed, expired
 // or foreign exchange links nothing.
 func TestPortalCode(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanPro)

@@ -19,6 +19,7 @@ import (
 // changed in between (plan, application, developer, link, key), and what
 // the passing of time alone changes (a downgrade taking effect) too.
 func TestLookupKeyAcrossProcesses(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		other, err := store.Open(ctx, e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
@@ -140,6 +141,7 @@ func TestLookupKeyAcrossProcesses(t *testing.T) {
 // triggers), and no change the lookup does not read (a key's last use, a
 // landlord's clock, a plan set to itself).
 func TestEveryLookedUpColumnCounts(t *testing.T) {
+	t.Parallel()
 	tables := map[string]string{"k": "api_keys", "ap": "applications", "d": "developers", "i": "invoices", "a": "accounts", "l": "landlords"}
 	// How each column is changed; $1 is another row of the table the
 	// column refers to, where it refers to one.
@@ -255,6 +257,7 @@ func TestEveryLookedUpColumnCounts(t *testing.T) {
 // statement or the commit fails with ErrKeyChanged, and nothing after the
 // check ran: no write, not even the landlord's claim.
 func TestBeginAheadKeyCheck(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanPro)

@@ -15,6 +15,7 @@ import (
 // plan changes that the data must fit, with QR payments following the
 // plan; a sandbox landlord is nobody's own account.
 func TestLandlordSettings(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -107,6 +108,7 @@ func TestLandlordSettings(t *testing.T) {
 // list, and comes back with the same account when approved again.
 // Another landlord's account is not found.
 func TestConnections(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -171,6 +173,7 @@ func TestConnections(t *testing.T) {
 
 // An application's scopes change; grants stay as the landlords gave them.
 func TestSetApplicationScopes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -214,6 +217,7 @@ func codeOf(err error) string {
 // clears it), and given to the payment page with the bill; the sandbox's
 // receiver has one too.
 func TestPromptPayReceiverName(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)

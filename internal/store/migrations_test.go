@@ -23,6 +23,7 @@ var engineTokens = map[string]string{
 // layout aside, goose's own -- +goose lines included), except where
 // engineTokens allows the engines to differ.
 func TestMigrationsInStep(t *testing.T) {
+	t.Parallel()
 	dir := os.DirFS("migrations")
 	names := func(engine string) []string {
 		t.Helper()
@@ -69,6 +70,7 @@ func TestMigrationsInStep(t *testing.T) {
 
 // The comparison itself: what it lets through and what it catches.
 func TestCompareMigrations(t *testing.T) {
+	t.Parallel()
 	const base = "-- +goose Up\n-- A comment.\nCREATE TABLE t (\n    id   TEXT PRIMARY KEY,\n    body BLOB,\n    kind TEXT NOT NULL DEFAULT 'a'\n);\n"
 	for _, c := range []struct {
 		name, pg string

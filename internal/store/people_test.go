@@ -13,6 +13,7 @@ import (
 // a session lives until idle for 12 hours or 30 days old, and ends at
 // sign-out or when the password changes.
 func TestPeopleAndSessions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		var dev, ll *rental.Person
@@ -87,6 +88,7 @@ func TestPeopleAndSessions(t *testing.T) {
 // The retention clean-up deletes dead sessions, spent consent forms and old
 // portal links, and nothing still usable.
 func TestPurgeSessions(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanPro)

@@ -15,6 +15,7 @@ import (
 // landlords, ended links included; a key's last use written at most once a
 // minute, whichever process notes it.
 func TestPortalQueries(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		sec := storetest.Secret(t)

@@ -14,6 +14,7 @@ import (
 // Which database errors are the database declining to serve now (503) and
 // which are failures (500).
 func TestRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		err  error

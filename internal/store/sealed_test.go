@@ -14,6 +14,7 @@ import (
 // next migration of a process with the server secret, and found by its
 // token as before.
 func TestClearLinksSealedAtStart(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		storetest.NewFixture(t, e.DB, rental.PlanPro)

@@ -18,6 +18,7 @@ import (
 )
 
 func TestKeys(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -91,6 +92,7 @@ func TestKeys(t *testing.T) {
 // the request names or the key implies, exactly as GetAccount would return
 // it; an account of another application, or none at all, is not read.
 func TestKeyForRequest(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -141,6 +143,7 @@ func TestKeyForRequest(t *testing.T) {
 }
 
 func TestAccountLinks(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanFree)
@@ -215,6 +218,7 @@ func TestAccountLinks(t *testing.T) {
 
 // An application's redirect URIs are checked when it is made.
 func TestApplicationRedirectURIs(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanFree)
@@ -243,6 +247,7 @@ func TestApplicationRedirectURIs(t *testing.T) {
 // The operator's controls: a developer suspended and back, keys listed with
 // what is known of them, revoked once whatever the number of revocations.
 func TestOperatorControls(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		sec := storetest.Secret(t)
@@ -334,6 +339,7 @@ func claimIn(t *testing.T, db *store.DB, k store.IdempotencyKey, fp string, resp
 }
 
 func TestIdempotencyClaims(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		k := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "k1"}
@@ -399,6 +405,7 @@ func TestIdempotencyClaims(t *testing.T) {
 // Twenty transactions claim one key at once: one runs, and the others,
 // waiting at the key's row, replay its answer.
 func TestConcurrentClaimsOneWinner(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		k := store.IdempotencyKey{ApplicationID: "app_1", AccountID: "acct_1", Key: "race"}
 		var mu sync.Mutex
@@ -420,6 +427,7 @@ func TestConcurrentClaimsOneWinner(t *testing.T) {
 }
 
 func TestPropertiesAndEvents(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -457,6 +465,7 @@ func TestPropertiesAndEvents(t *testing.T) {
 // A landlord's writers take turns, and the creation times they hand out
 // follow commit order even when the wall clock steps back.
 func TestClaimOrdersWriters(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
@@ -501,6 +510,7 @@ func TestClaimOrdersWriters(t *testing.T) {
 // The SQLite database and its -wal and -shm files hold tenants' names and
 // phone numbers: only their owner may read them.
 func TestSQLiteFilesArePrivate(t *testing.T) {
+	t.Parallel()
 	e := storetest.SQLite(t)
 	f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
 	f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
@@ -520,6 +530,7 @@ func TestSQLiteFilesArePrivate(t *testing.T) {
 // 503 error (service_unavailable, Retry-After) rather than waiting as long
 // as its context lives.
 func TestConnectionWaitIsBounded(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		db, err := store.Open(ctx, e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, MaxConns: 1, Wait: 100 * time.Millisecond})
@@ -561,6 +572,7 @@ func TestConnectionWaitIsBounded(t *testing.T) {
 // done, and after it on the landlord's clock), writers of another landlord
 // do not wait, and a writer that gives up while waiting leaves the queue.
 func TestBeginClaimedQueues(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -616,6 +628,7 @@ func TestBeginClaimedQueues(t *testing.T) {
 // (planning a page of bills anew each time was much of the server's
 // work), unless the DSN names its own plan_cache_mode.
 func TestPostgresPlansOnce(t *testing.T) {
+	t.Parallel()
 	e := storetest.Postgres(t)
 	mode := func(db *store.DB) string {
 		t.Helper()
@@ -642,6 +655,7 @@ func TestPostgresPlansOnce(t *testing.T) {
 // writer's own checkpoints are off, and the store's checkpointer copies
 // the log in the background.
 func TestSQLiteLogIsCheckpointed(t *testing.T) {
+	t.Parallel()
 	e := storetest.SQLite(t)
 	ctx := t.Context()
 	path := strings.TrimPrefix(e.DSN, "sqlite:")
@@ -685,6 +699,7 @@ func TestSQLiteLogIsCheckpointed(t *testing.T) {
 // second transaction only begins after the first ended: BeginIdempotent
 // claims as BeginChecked does.
 func TestIdempotencyKeyHeld(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -804,6 +819,7 @@ func TestIdempotencyKeyHeld(t *testing.T) {
 // A stored response whose claim was lost fails the commit, and nothing of
 // the transaction stays: not the property, not its event, not the claim.
 func TestCommitIsWhole(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
@@ -842,6 +858,7 @@ func TestCommitIsWhole(t *testing.T) {
 // PostgreSQL the transaction speaks pgx on the connection itself and sends
 // BEGIN and COMMIT with other statements, so this is its own bookkeeping.
 func TestTransactionEndsClean(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		db, err := store.Open(ctx, e.DSN, store.Options{MaxConns: 1, Wait: 2 * time.Second})
@@ -944,6 +961,7 @@ func TestTransactionEndsClean(t *testing.T) {
 // first statement (or the commit) fails with ErrNotClaimed and nothing is
 // written. On SQLite BeginAhead is BeginChecked.
 func TestBeginAhead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)

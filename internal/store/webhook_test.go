@@ -15,6 +15,7 @@ import (
 // reason; a success in between starts the count again; enabling it clears
 // the record. A disabled endpoint gets no new deliveries.
 func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f, acct, ep, deliver := testEndpoint(t, e)
@@ -103,6 +104,7 @@ func TestEndpointDisabledAfterThreeDaysOfFailures(t *testing.T) {
 // of failing follows the batch's order (a failure after a success starts
 // the record again from now).
 func TestRecordAttemptsInOneBatch(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f, _, ep, deliver := testEndpoint(t, e)
@@ -263,6 +265,7 @@ func testEndpoint(t *testing.T, e storetest.Engine) (storetest.Fixture, *rental.
 // once the reading committed, and takes the reading's delivery with it,
 // while the reading commits as if nothing happened.
 func TestReadingReadsEndpointsAhead(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		f, acct, ep, _ := testEndpoint(t, e)

@@ -21,6 +21,7 @@ import (
 // one by one: each try is counted before its password is checked, so at
 // most ten are judged in 15 minutes.
 func TestParallelGuessesAreThrottled(t *testing.T) {
+	t.Parallel()
 	hs, _ := site(t, false, nil)
 	newBrowser(t, hs.URL, nil).post("/app/signup", url.Values{"name": {"Somchai"}, "email": {"somchai@example.com"}, "password": {"long enough pw"}})
 	var mu sync.Mutex
@@ -49,6 +50,7 @@ func TestParallelGuessesAreThrottled(t *testing.T) {
 // Only a POST changes anything: a HEAD of the sandbox-reset page (which
 // cross-origin protection lets through as a safe method) resets nothing.
 func TestHeadChangesNothing(t *testing.T) {
+	t.Parallel()
 	e := storetest.SQLite(t)
 	p := newPortal(t, e)
 	b := p.developer("dev@example.com")
@@ -74,6 +76,7 @@ func TestHeadChangesNothing(t *testing.T) {
 // Odd bytes (NUL, invalid UTF-8) in a path or a form field are a clear 4xx
 // page, never a 500, on either engine.
 func TestOddBytesArePages(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		env := newConnectEnv(t, e, rental.Scopes{rental.ScopeBillsRead})
 		b := env.landlord("Somchai", "somchai@example.com")
@@ -100,6 +103,7 @@ func TestOddBytesArePages(t *testing.T) {
 // A consent page shown before its application was disabled cannot link
 // anything once it is.
 func TestNoLinkToADisabledApplication(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		env := newConnectEnv(t, e, rental.Scopes{rental.ScopeBillsRead})
 		b := env.landlord("Somchai", "somchai@example.com")
@@ -122,6 +126,7 @@ func TestNoLinkToADisabledApplication(t *testing.T) {
 // X-Forwarded-For), not by the proxy's: ten failures of one client do not
 // lock out another.
 func TestThrottleBehindAProxy(t *testing.T) {
+	t.Parallel()
 	e := storetest.SQLite(t)
 	hs := httptest.NewUnstartedServer(nil)
 	t.Cleanup(hs.Close)

@@ -43,6 +43,7 @@ func developerID(t *testing.T, e storetest.Engine, app string) string {
 // choosing Developer waits for 00:00 on the 1st (then 60); Enterprise and
 // an unknown plan are refused on the page, never a 500.
 func TestPortalPlanChange(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		other := p.secondProcess()
@@ -129,6 +130,7 @@ func liveSetup(t *testing.T, p *portal, b *browser, app string) string {
 // remaining are the quota headers' figures; months are chosen by ?month=,
 // and a bad month is a clear page.
 func TestUsagePageMatchesQuota(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		b := p.developer("usage@example.com")
@@ -206,6 +208,7 @@ func makeInvoice(t *testing.T, e storetest.Engine, dev, app string) *rental.Invo
 // with the seller, the buyer, the lines, the VAT included and the total;
 // another developer's, or a number of no invoice, is not found.
 func TestPortalInvoices(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		b := p.developer("books@example.com")
@@ -236,6 +239,7 @@ func TestPortalInvoices(t *testing.T) {
 // styled under the strict CSP (the chart is inline SVG, no script), nothing
 // wider than the window. Screenshots go to the artifact directory.
 func TestBillingInChromium(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	e := storetest.SQLite(t)
 	p := newPortal(t, e)

@@ -10,6 +10,7 @@ import (
 // The changelog renders its own Markdown and refuses any other form, so an
 // entry written otherwise fails here instead of showing garbled.
 func TestChangelogMarkdown(t *testing.T) {
+	t.Parallel()
 	cl, err := newChangelog(rentapi.Changelog)
 	if err != nil {
 		t.Fatal(err)

@@ -29,6 +29,7 @@ import (
 // and a laptop (1280×800), go to the test's artifact directory; nothing on
 // them is wider than the window.
 func TestConnectInChromium(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	back := make(chan url.Values, 4)
 	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -282,6 +283,7 @@ func fitScreen(ctx context.Context, t *testing.T, name string, size screen) {
 // Approve works from there. Screenshots of the screen at the top and at
 // the end of the page, on a phone and a laptop, go to the artifacts.
 func TestConsentOnAPhoneInChromium(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	back := make(chan url.Values, 1)
 	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -174,6 +174,7 @@ func refused(t *testing.T, what string, p page, status int) {
 // exactly (every near miss of a registered one), a missing, short or long
 // state, a disabled application.
 func TestConnectRefusals(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		env := newConnectEnv(t, e, rental.AllScopes)
 		const state = "st4te-0123456789"
@@ -234,6 +235,7 @@ func landlordOf(t *testing.T, e storetest.Engine, email string) string {
 // cross-site. Denying returns access_denied. Linking again keeps the
 // account ID and replaces the grant.
 func TestConsent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		shown := rental.Scopes{rental.ScopePropertiesRead, rental.ScopeRoomsRead, rental.ScopeTenantsRead, rental.ScopeBillsRead}
 		env := newConnectEnv(t, e, shown)
@@ -351,6 +353,7 @@ func consentCSP(t *testing.T, env *connectEnv, b *browser, link string) string {
 // landlord approves again through a connect link, whose page marks the
 // scope as new; then the call works, on the same account.
 func TestScopeUpgrade(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		before := rental.Scopes{rental.ScopePropertiesRead, rental.ScopeBillsRead}
 		env := newConnectEnv(t, e, before)
@@ -386,6 +389,7 @@ func TestScopeUpgrade(t *testing.T) {
 // started it (and links nothing yet); an unknown state is an error page;
 // denying returns access_denied to the portal.
 func TestPortalConsent(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		env := newConnectEnv(t, e, rental.AllScopes)
 		ctx := t.Context()
@@ -439,6 +443,7 @@ func TestPortalConsent(t *testing.T) {
 // own words; the decision is one block at the end of the form, which the
 // stylesheet keeps at the bottom of the screen.
 func TestConsentGroupsScopes(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		env := newConnectEnv(t, e, rental.AllScopes)
 		b := env.landlord("Somchai", "somchai@example.com")

@@ -49,6 +49,7 @@ const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*
 // /docs shows every operation of the OpenAPI document, each at its
 // operationId, and no operation the document does not have.
 func TestReferenceHasEveryOperation(t *testing.T) {
+	t.Parallel()
 	var doc struct {
 		Paths map[string]map[string]yaml.Node `yaml:"paths"`
 	}
@@ -112,6 +113,7 @@ func TestReferenceHasEveryOperation(t *testing.T) {
 // The error page has a section for every code of api.ErrorCodes, and the
 // retry rules.
 func TestErrorPageHasEveryCode(t *testing.T) {
+	t.Parallel()
 	base, _ := service(t)
 	status, _, body := get(t, base, api.ErrorDocsPath, "")
 	if status != 200 {
@@ -132,6 +134,7 @@ func TestErrorPageHasEveryCode(t *testing.T) {
 // Every doc_url the API answers with is <public-url>/docs/errors#<code>,
 // and that page has the anchor.
 func TestDocURLsResolve(t *testing.T) {
+	t.Parallel()
 	base, key := service(t)
 	pages := map[string]string{}
 	for _, c := range []struct{ key, method, path, code string }{
@@ -186,6 +189,7 @@ func TestDocURLsResolve(t *testing.T) {
 // / is a landing page; a path that is nobody's is a page for a browser and
 // the envelope for an API client; /v1 is always JSON.
 func TestLandingAndNotFound(t *testing.T) {
+	t.Parallel()
 	base, _ := service(t)
 	status, ctype, body := get(t, base, "/", "")
 	if status != 200 || !strings.HasPrefix(ctype, "text/html") {
@@ -231,6 +235,7 @@ func TestLandingAndNotFound(t *testing.T) {
 // The webhooks page lists every event type, the headers, both signature
 // examples and the retry schedule.
 func TestWebhookPage(t *testing.T) {
+	t.Parallel()
 	base, _ := service(t)
 	status, _, body := get(t, base, "/docs/webhooks", browserAccept)
 	if status != 200 {
@@ -254,6 +259,7 @@ func TestWebhookPage(t *testing.T) {
 // with code spans as code; the reference links to it, as every docs page's
 // bar does.
 func TestChangelogPage(t *testing.T) {
+	t.Parallel()
 	md, err := os.ReadFile("../../CHANGELOG.md")
 	if err != nil {
 		t.Fatal(err)
@@ -335,6 +341,7 @@ func readmeBlock(t *testing.T, lang string) string {
 // signs it, with one or two secrets, and refuses a forged or stale one. The
 // shell example says the same where bash and openssl are installed.
 func TestWebhookExamples(t *testing.T) {
+	t.Parallel()
 	goSrc, err := os.ReadFile("examples/verify.go.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -426,6 +433,7 @@ func sig(secret string, ts int64, body string) string {
 }
 
 func TestVerify(t *testing.T) {
+	t.Parallel()
 	body := ` + "`" + `{"id":"evt_1","object":"event"}` + "`" + `
 	now := time.Now().Unix()
 	for _, c := range []struct {
@@ -454,6 +462,7 @@ func TestVerify(t *testing.T) {
 // pages at a few places, a full-page picture of them being too large for
 // the browser).
 func TestDocsInChromium(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	base, _ := service(t)
 	ctx := browse(t, path, 1280, 800, 120*time.Second)

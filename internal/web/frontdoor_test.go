@@ -27,6 +27,7 @@ import (
 // password and not-found pages are photographed on the way, on a phone and
 // a laptop, and axe-core checks every page on the way at both sizes.
 func TestFrontDoorInChromium(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	back := make(chan url.Values, 4)
 	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -60,6 +60,7 @@ func (env *connectEnv) qrPayments(key string) (bool, string) {
 // which the application's keys get 403 account_access_revoked and the data
 // stays.
 func TestLandlordApp(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		env := newConnectEnv(t, e, rental.AllScopes)
 		if p := newBrowser(t, env.hs.URL, nil).get("/app"); p.status != http.StatusSeeOther || p.location != "/app/signin?next=%2Fapp" {
@@ -215,6 +216,7 @@ func TestLandlordApp(t *testing.T) {
 // same way, never a 500. A receiver saved before names were asked for is
 // flagged until it is saved again.
 func TestLandlordPromptPayName(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		env := newConnectEnv(t, e, rental.Scopes{rental.ScopePropertiesRead})

@@ -92,6 +92,7 @@ func sharedBuckets(t *testing.T) bucket.Store {
 // the owner signs in, and changes the password, from another address;
 // across two processes of one deployment.
 func TestGuesserDoesNotLockOutTheOwner(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		shared := sharedBuckets(t)
 		other, err := store.Open(t.Context(), e.DSN, store.Options{Now: e.Clock.Now})
@@ -136,6 +137,7 @@ func TestGuesserDoesNotLockOutTheOwner(t *testing.T) {
 // already refused for its failures; past the hundred every address waits,
 // the owner's too, until the budget refills.
 func TestGuessesAtAnEmailAreBounded(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		base := proxiedSite(t, e.DB, bucket.NewMemory(), e.Clock.Now)
 		newVisitor(t, "198.51.100.20").post(base, "/app/signup", url.Values{"name": {"Somchai"}, "email": {"somchai@example.com"}, "password": {"long enough pw"}})
@@ -175,6 +177,7 @@ func TestGuessesAtAnEmailAreBounded(t *testing.T) {
 // each is answered 503 with Retry-After, not 500; when Redis is back they
 // are judged again, by themselves.
 func TestSignInWhenRedisIsDown(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		redis := buckettest.StartRedis(t)
 		buckets, err := bucket.NewRedis(t.Context(), redis.URL, "test:")

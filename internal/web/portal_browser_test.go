@@ -38,6 +38,7 @@ const overflowing = `(() => {
 // strict CSP, and nothing on it is wider than the window. The screenshots
 // go to the test's artifact directory (go test -artifacts keeps them).
 func TestPortalInChromium(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	e := storetest.SQLite(t)
 	p := newPortal(t, e)

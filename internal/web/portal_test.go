@@ -233,6 +233,7 @@ func keySection(t *testing.T, body, keyID string) string {
 // request); a bad form is a clear page, never a 500; a key's scopes stay
 // within the application's, however the form is forged.
 func TestPortalApplication(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		b := p.developer("dev@example.com")
@@ -373,6 +374,7 @@ func TestPortalApplication(t *testing.T) {
 // the next request, by every process of the deployment), an expiry date,
 // no live key before a link, no test key bound to an account.
 func TestPortalKeys(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		other := p.secondProcess()
@@ -527,6 +529,7 @@ func wantNothingLinked(t *testing.T, e storetest.Engine, app string, pg page, wh
 // its data. Cross-site posts and another developer's application are
 // refused.
 func TestPortalLink(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		b := p.developer("dev@example.com")
@@ -660,6 +663,7 @@ func TestPortalLink(t *testing.T) {
 // Over https the state cookie carries the __Host- prefix (Secure, Path=/,
 // no Domain), so no sibling subdomain or plain-http page can plant one.
 func TestPortalLinkCookieOverHTTPS(t *testing.T) {
+	t.Parallel()
 	hs, _ := site(t, true, nil)
 	b := newBrowser(t, hs.URL, hs.Client().Transport)
 	b.post("/portal/signup", url.Values{"name": {"Dev"}, "email": {"dev@example.com"}, "password": {"long enough pw"}})
@@ -686,6 +690,7 @@ func TestPortalLinkCookieOverHTTPS(t *testing.T) {
 // on the sandbox at once; a look at that page again shows it no more, and
 // makes no key.
 func TestPortalNewApplicationKey(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		b := p.developer("dev@example.com")
@@ -735,6 +740,7 @@ func TestPortalNewApplicationKey(t *testing.T) {
 // short-lived, sealed to the session that made it (another session of the
 // same developer cannot open it), and is never stored.
 func TestPortalSecretShownOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		b := p.developer("dev@example.com")
@@ -826,6 +832,7 @@ func TestPortalSecretShownOnce(t *testing.T) {
 // Over https the cookie that carries a made secret to its page is
 // __Host- prefixed and Secure, as the session's is.
 func TestPortalSecretCookieOverHTTPS(t *testing.T) {
+	t.Parallel()
 	hs, _ := site(t, true, nil)
 	b := newBrowser(t, hs.URL, hs.Client().Transport)
 	b.post("/portal/signup", url.Values{"name": {"Dev"}, "email": {"dev@example.com"}, "password": {"long enough pw"}})

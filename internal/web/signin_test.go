@@ -102,6 +102,7 @@ func siteOver(t *testing.T, db *store.DB, tls bool, buckets bucket.Store) *httpt
 // (a new token) at every sign-in; sign-out and a password change end
 // sessions; no password or token is stored in clear.
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	for _, tls := range []bool{false, true} {
 		hs, e := site(t, tls, nil)
 		b := newBrowser(t, hs.URL, hs.Client().Transport)
@@ -170,6 +171,7 @@ func TestSessions(t *testing.T) {
 // process through the bucket store
 // (Redis when RENTAPI_TEST_REDIS is set); a cross-site form post is refused.
 func TestSignIn(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		var shared bucket.Store = bucket.NewMemory()
 		if u := os.Getenv("RENTAPI_TEST_REDIS"); u != "" {

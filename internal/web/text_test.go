@@ -15,6 +15,7 @@ import (
 // control, a text-direction override or only spaces is refused with the
 // form shown again (400); a description may run over lines.
 func TestPagesTakeTheTextRule(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		p := newPortal(t, e)
 		for i, name := range []string{"De\u0085v", "Dev\tOne", "\u202eveD", "Dev\x1b[2J"} {

@@ -114,6 +114,7 @@ func call(t *testing.T, base, key, method, path string) map[string]any {
 // checks) go to the test's artifact directory (go test -artifacts keeps
 // them).
 func TestPaymentPageInChromium(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	base, key := service(t)
 	bill := call(t, base, key, "GET", "/v1/bills?status=issued&limit=1")
@@ -185,6 +186,7 @@ func TestPaymentPageInChromium(t *testing.T) {
 // PromptPay account holder's, as /app keeps it, so a new name shows at the
 // next look.
 func TestPaymentPageSaysWhoAndWhen(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		base, key, f := serviceOn(t, e)
 		bill := call(t, base, key, "GET", "/v1/bills?status=issued&limit=1")

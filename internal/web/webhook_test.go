@@ -127,6 +127,7 @@ func wantRedirect(t *testing.T, p page, prefix string) {
 // attempts, resend, delete; and the sandbox reset puts the sample data
 // back. No signing secret is stored in clear.
 func TestWebhookPortal(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		hs := hookSite(t, e)
@@ -314,6 +315,7 @@ func TestWebhookPortal(t *testing.T) {
 // the page that shows the signing secret once: reloading it makes no
 // endpoint and shows no secret (410), and no other session sees it.
 func TestWebhookSecretShownOnce(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		hs := hookSite(t, e)
 		dev := signUpDeveloper(t, hs, e, "dev@example.com")
@@ -365,6 +367,7 @@ func TestWebhookSecretShownOnce(t *testing.T) {
 // the form keeping what was typed), the plan's endpoint count (403), bad
 // values (4xx, never a 500); and a signed-out browser is sent to sign in.
 func TestWebhookPortalRefusals(t *testing.T) {
+	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
 		hs := hookSite(t, e)
@@ -493,6 +496,7 @@ func TestWebhookPortalRefusals(t *testing.T) {
 
 // The pages of the delivery log page through older deliveries.
 func TestWebhookDeliveryLogPages(t *testing.T) {
+	t.Parallel()
 	e := storetest.SQLite(t)
 	ctx := t.Context()
 	hs := hookSite(t, e)
@@ -528,6 +532,7 @@ func TestWebhookDeliveryLogPages(t *testing.T) {
 // nothing is wider than the screen. Screenshots go to the test's artifact
 // directory (go test -artifacts keeps them).
 func TestWebhookPagesInChromium(t *testing.T) {
+	t.Parallel()
 	path := chromium(t)
 	e := storetest.SQLite(t)
 	hs := hookSite(t, e)

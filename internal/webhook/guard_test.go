@@ -71,6 +71,7 @@ var hostile = []string{
 }
 
 func TestCheckRefusesHostileURLs(t *testing.T) {
+	t.Parallel()
 	// Every name resolves to a public address: each refusal is the URL's own.
 	g := webhook.Guard{Resolver: dnsServer(t, webhooktest.PublicAddr)}
 	for _, u := range hostile {
@@ -84,6 +85,7 @@ func TestCheckRefusesHostileURLs(t *testing.T) {
 }
 
 func TestCheckAdmitsPublicURLs(t *testing.T) {
+	t.Parallel()
 	g := webhook.Guard{Resolver: dnsServer(t, webhooktest.PublicAddr)}
 	for _, u := range []string{
 		"https://hooks.example.com/webhook",
@@ -111,6 +113,7 @@ func TestCheckAdmitsPublicURLs(t *testing.T) {
 }
 
 func TestPublic(t *testing.T) {
+	t.Parallel()
 	for s, want := range map[string]bool{
 		"8.8.8.8": true, "1.1.1.1": true, "2606:4700:4700::1111": true, "::ffff:8.8.8.8": true, "64:ff9b::808:808": true,
 		"2002:808:808::1": true, "127.0.0.1": false, "10.1.2.3": false, "::ffff:10.1.2.3": false, "100.127.255.255": false,
@@ -134,6 +137,7 @@ func dnsServer(t *testing.T, addr netip.Addr) *net.Resolver {
 // rebinding) is refused when the delivery connects: the receiver listening
 // there never sees a request.
 func TestSendRefusesPrivateAddressAfterResolution(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int32
 	recv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
 	defer recv.Close()
@@ -168,6 +172,7 @@ func TestSendRefusesPrivateAddressAfterResolution(t *testing.T) {
 // The signature is HMAC-SHA256 over "<timestamp>.<body>", as the spec's
 // verification steps compute it.
 func TestSignatureHeader(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"id":"evt_1"}`)
 	got := webhook.SignatureHeader([]string{"whsec_new", "whsec_old"}, 1700000000, body)
 	var want []string
@@ -184,6 +189,7 @@ func TestSignatureHeader(t *testing.T) {
 // Redirects are answers, not instructions: a 3xx is a failed attempt and
 // the target is never requested.
 func TestSendDoesNotFollowRedirects(t *testing.T) {
+	t.Parallel()
 	var followed atomic.Bool
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { followed.Store(true) }))
 	defer target.Close()
@@ -201,6 +207,7 @@ func TestSendDoesNotFollowRedirects(t *testing.T) {
 // A refused receiver on the developer's own machine says how to admit one;
 // other refusals do not mention the operator flag.
 func TestCheckLoopbackHint(t *testing.T) {
+	t.Parallel()
 	g := webhook.Guard{Resolver: dnsServer(t, netip.MustParseAddr("127.0.0.1"))}
 	lo := webhook.Guard{AllowLoopback: true, Resolver: g.Resolver}
 	for _, tc := range []struct {
@@ -239,6 +246,7 @@ func TestCheckLoopbackHint(t *testing.T) {
 // would refuse at delivery, or with none, is refused then, with a reason
 // that says which; a name of public addresses only passes.
 func TestCheckResolvesNames(t *testing.T) {
+	t.Parallel()
 	addrs := func(s ...string) []netip.Addr {
 		var out []netip.Addr
 		for _, a := range s {

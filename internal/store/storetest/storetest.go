@@ -62,10 +62,22 @@ type Engine struct {
 // Each runs fn as a subtest once per engine: SQLite always, PostgreSQL when
 // configured. Unconfigured, the postgres subtest is still there, skipped, so
 // go test -v shows that half did not run rather than nothing.
+//
+// The two subtests run in parallel with each other and with the other
+// parallel tests (each has a database of its own), once the calling test
+// function has returned: so fn must not use anything the caller releases
+// with defer (use t.Cleanup), and the caller must do nothing after Each
+// that expects fn to have run.
 func Each(t *testing.T, fn func(t *testing.T, e Engine)) {
 	t.Helper()
-	t.Run("sqlite", func(t *testing.T) { fn(t, SQLite(t)) })
-	t.Run("postgres", func(t *testing.T) { fn(t, Postgres(t)) })
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		fn(t, SQLite(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		fn(t, Postgres(t))
+	})
 }
 
 // SQLite opens a migrated database in a temporary directory.
