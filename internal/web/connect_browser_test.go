@@ -31,16 +31,7 @@ import (
 func TestConnectInChromium(t *testing.T) {
 	t.Parallel()
 	path := chromium(t)
-	back := make(chan url.Values, 4)
-	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/back" {
-			back <- r.URL.Query()
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, `<!doctype html><title>Baan Books</title><p id="back">Back at the application</p>`)
-	}))
-	t.Cleanup(client.Close)
-	redirect := client.URL + "/back"
+	redirect, back := clientApp(t, "Baan Books", "Back at the application")
 	env := newConnectEnv(t, storetest.SQLite(t), rental.Scopes{rental.ScopePropertiesRead, rental.ScopeRoomsRead, rental.ScopeBillsRead}, redirect)
 
 	ctx := browse(t, path, 390, 844, 90*time.Second)
@@ -285,16 +276,7 @@ func fitScreen(ctx context.Context, t *testing.T, name string, size screen) {
 func TestConsentOnAPhoneInChromium(t *testing.T) {
 	t.Parallel()
 	path := chromium(t)
-	back := make(chan url.Values, 1)
-	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/back" {
-			back <- r.URL.Query()
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, `<!doctype html><title>Baan Books</title><p id="back">Back at the application</p>`)
-	}))
-	t.Cleanup(client.Close)
-	redirect := client.URL + "/back"
+	redirect, back := clientApp(t, "Baan Books", "Back at the application")
 	env := newConnectEnv(t, storetest.SQLite(t), rental.AllScopes, redirect)
 	ctx := browse(t, path, 390, 844, 90*time.Second)
 	phone := chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateTouch)
@@ -362,4 +344,20 @@ func TestConsentOnAPhoneInChromium(t *testing.T) {
 	}
 	thumb("on the phone again")
 	approveInBrowser(ctx, t, back, redirect, state)
+}
+
+// clientApp is an application's site for the browser tests: a page named
+// title that says text, at the redirect URI it returns, each return's query
+// passed on to back (room for four).
+func clientApp(t *testing.T, title, text string) (redirect string, back chan url.Values) {
+	back = make(chan url.Values, 4)
+	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/back" {
+			back <- r.URL.Query()
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><title>%s</title><p id="back">%s</p>`, title, text)
+	}))
+	t.Cleanup(client.Close)
+	return client.URL + "/back", back
 }

@@ -1,9 +1,7 @@
 package web_test
 
 import (
-	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -29,16 +27,7 @@ import (
 func TestFrontDoorInChromium(t *testing.T) {
 	t.Parallel()
 	path := chromium(t)
-	back := make(chan url.Values, 4)
-	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/back" {
-			back <- r.URL.Query()
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, `<!doctype html><title>Dorm Books</title><p id="back">Back at Dorm Books</p>`)
-	}))
-	t.Cleanup(client.Close)
-	redirect := client.URL + "/back"
+	redirect, back := clientApp(t, "Dorm Books", "Back at Dorm Books")
 	p := newPortal(t, storetest.SQLite(t))
 
 	ctx := browse(t, path, 1280, 800, 120*time.Second)
