@@ -201,13 +201,7 @@ func TestSimulatedPayments(t *testing.T) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
 		key := h.testKey(f)
-		var issued []map[string]any
-		for _, it := range h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued&order=asc"}).json()["data"].([]any) {
-			issued = append(issued, it.(map[string]any))
-		}
-		if len(issued) < 4 {
-			t.Fatalf("%d issued sample bills", len(issued))
-		}
+		issued := issuedBills(t, h, key, 4)
 		simulate := func(body map[string]any, status int, code ...string) map[string]any {
 			t.Helper()
 			res := h.do(req{key: key, method: "POST", path: "/v1/test-helpers/payments", body: body})
@@ -701,13 +695,7 @@ func TestPaymentLinksReadBack(t *testing.T) {
 		h := newHarness(t, e)
 		f := h.fixture(rental.PlanPro)
 		key := h.testKey(f)
-		var issued []map[string]any
-		for _, it := range h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued&order=asc"}).json()["data"].([]any) {
-			issued = append(issued, it.(map[string]any))
-		}
-		if len(issued) < 2 {
-			t.Fatalf("%d issued sample bills", len(issued))
-		}
+		issued := issuedBills(t, h, key, 2)
 		made := map[string]map[string]any{}
 		for _, b := range issued[:2] {
 			res := h.do(req{key: key, method: "POST", path: "/v1/bills/" + b["id"].(string) + "/payment-link"})
@@ -795,4 +783,18 @@ func TestPaymentLinksReadBack(t *testing.T) {
 		want(t, h.do(req{key: billsOnly, method: "GET", path: "/v1/payment-links"}), http.StatusForbidden, "insufficient_scope")
 		want(t, h.do(req{key: billsOnly, method: "GET", path: "/v1/payment-links/" + first["id"].(string)}), http.StatusForbidden, "insufficient_scope")
 	})
+}
+
+// issuedBills returns the sandbox's issued bills, oldest first, at least n
+// of them.
+func issuedBills(t *testing.T, h *harness, key string, n int) []map[string]any {
+	t.Helper()
+	var issued []map[string]any
+	for _, it := range h.do(req{key: key, method: "GET", path: "/v1/bills?status=issued&order=asc"}).json()["data"].([]any) {
+		issued = append(issued, it.(map[string]any))
+	}
+	if len(issued) < n {
+		t.Fatalf("%d issued sample bills, want %d", len(issued), n)
+	}
+	return issued
 }
