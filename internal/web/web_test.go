@@ -46,9 +46,14 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browse starts a headless Chromium at path with a window of the size,
-// for at most timeout; it closes with the test.
+// browse starts a headless Chromium at path with a window of the size; it
+// closes with the test. timeout is the test's own budget, and a guard
+// against a hung browser rather than a timing assertion: on a loaded
+// machine (CI runs every package's tests side by side under the race
+// detector) rendering runs several times slower, so the guard is never
+// under browseFloor.
 func browse(t *testing.T, path string, width, height int, timeout time.Duration) context.Context {
+	timeout = max(timeout, browseFloor)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(width, height))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
 	ctx, cancelBrowser := chromedp.NewContext(alloc)
@@ -56,6 +61,10 @@ func browse(t *testing.T, path string, width, height int, timeout time.Duration)
 	t.Cleanup(func() { cancel(); cancelBrowser(); cancelAlloc() })
 	return ctx
 }
+
+// browseFloor is the least time a browser test is given before it is
+// taken for hung.
+const browseFloor = 6 * time.Minute
 
 // service runs the API and the pages over a fresh database and returns the
 // base URL and a sandbox test key.
