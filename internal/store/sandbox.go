@@ -180,8 +180,8 @@ func (tx *Tx) seedPayment(ctx context.Context, acct *rental.Account, b *rental.B
 }
 
 // ResetSandbox deletes everything in a sandbox account (its events and its
-// receipts' numbering too) and puts the sample data back, as the landlord's one writer (it claims the
-// account when the caller has not).
+// receipts' numbering too) and puts the sample data back, as the
+// landlord's one writer (it claims the account when the caller has not).
 func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if err := acct.CheckReset(); err != nil {
 		return err
