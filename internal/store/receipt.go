@@ -33,12 +33,18 @@ const receiptURL sealedCopy = "bills.receipt_url"
 // counter's upsert takes the landlord and year's row until the transaction
 // ends, so concurrent payments, in this process or another, number one
 // after the other, and a transaction that rolls back takes its number back
-// with it: no gaps. (Every write of a landlord claims the landlord first,
-// which already serializes them; the counter does not rely on it.) A bill
-// with a receipt, or not paid, is left as it is.
+// with it: no gaps. The landlord is claimed first: every path that pays a
+// bill has claimed it already (payments confirmed, readings corrected by
+// their event, the sandbox's seed), which serializes the landlord's writers
+// across processes, so this is a no-op that keeps the locks in one order
+// (landlord, then counter) and the numbers in the order of the receipts'
+// times. A bill with a receipt, or not paid, is left as it is.
 func (tx *Tx) issueReceipt(ctx context.Context, acct *rental.Account, b *rental.Bill) error {
 	if !rental.ReceiptDue(b) {
 		return nil
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return err
 	}
 	year := rental.ReceiptYear(tx.Now)
 	var seq int64
