@@ -31,6 +31,9 @@ type dbFlags struct {
 	// addFriendURL is serve's LINE add-friend link, which tenant objects
 	// show; the operator tools leave it empty.
 	addFriendURL string
+	// publicURL is serve's public URL, under which receipts' pages are;
+	// the operator tools leave it empty.
+	publicURL string
 }
 
 // dbFlags defines the database's flags on fs.
@@ -61,7 +64,7 @@ func (f *dbFlags) open(ctx context.Context, sec *secret.Secret) (*store.DB, erro
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns, Log: f.riverLog, AddFriendURL: f.addFriendURL, Secret: sec})
+	db, err := store.Open(ctx, f.dsn, store.Options{MaxConns: f.maxConns, Log: f.riverLog, AddFriendURL: f.addFriendURL, Secret: sec, PublicURL: f.publicURL})
 	if err != nil {
 		return nil, err
 	}

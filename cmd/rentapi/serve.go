@@ -173,7 +173,7 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 	defer logs.Close()
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: c.level}))
 	riverLog := jobs.RiverLog(log, c.level == slog.LevelDebug)
-	c.db.log, c.db.riverLog = log, riverLog
+	c.db.log, c.db.riverLog, c.db.publicURL = log, riverLog, publicURL
 	if !bool(c.rateLimits) {
 		log.Warn("per-second rate limits are off: use this only to measure capacity")
 	}

@@ -86,9 +86,7 @@ func Messages(n rental.Notice) ([]messaging_api.MessageInterface, error) {
 	case rental.NotifyNewBill, rental.NotifyPaymentReminder:
 		v = map[string]any{"type": "flex", "altText": AltText(n), "contents": billBubble(n)}
 	case rental.NotifyPaymentReceipt:
-		v = map[string]any{"type": "text", "text": fmt.Sprintf(
-			"ได้รับชำระเงินแล้ว %s บาท\n%s ห้อง %s เดือน %s\n\nPayment received: %s baht\n%s room %s, %s",
-			rental.Baht(n.Paid), n.Property, n.Room, n.Month, rental.Baht(n.Paid), n.Property, n.Room, n.Month)}
+		v = map[string]any{"type": "text", "text": receiptText(n)}
 	default:
 		v = map[string]any{"type": "text", "text": n.Text}
 	}
@@ -97,6 +95,20 @@ func Messages(n rental.Notice) ([]messaging_api.MessageInterface, error) {
 		return nil, fmt.Errorf("chat: message: %w", err)
 	}
 	return []messaging_api.MessageInterface{m}, nil
+}
+
+// receiptText is a payment receipt's text, Thai first and English below,
+// with the receipt's number and the link to its printable page when the
+// bill has one.
+func receiptText(n rental.Notice) string {
+	th := fmt.Sprintf("ได้รับชำระเงินแล้ว %s บาท\n%s ห้อง %s เดือน %s", rental.Baht(n.Paid), n.Property, n.Room, n.Month)
+	en := fmt.Sprintf("Payment received: %s baht\n%s room %s, %s", rental.Baht(n.Paid), n.Property, n.Room, n.Month)
+	if n.ReceiptURL == "" {
+		return th + "\n\n" + en
+	}
+	th += "\nใบเสร็จเลขที่ " + n.ReceiptNumber
+	en += "\nReceipt " + n.ReceiptNumber
+	return th + "\n\n" + en + "\n\n" + n.ReceiptURL
 }
 
 // AltText is the line a phone shows in its notification: what, where, how

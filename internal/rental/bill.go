@@ -56,6 +56,8 @@ type Bill struct {
 	ReadingID   string          `json:"reading_id"`
 	CreatedAt   Time            `json:"created_at"`
 	UpdatedAt   Time            `json:"updated_at"`
+	// Receipt is the paid bill's receipt; null until the bill is paid.
+	Receipt *Receipt `json:"receipt"`
 }
 
 // Price sets the bill's amounts from its rent and a reading, at the rates

@@ -1,7 +1,8 @@
 // Package rental is the domain of the service: the landlord's resources, their
 // states and every rule that decides a change (recording and correcting
 // meter readings; issuing, deleting and settling bills; opening, ending and
-// confirming payments; moving in; deleting rooms and properties; who may
+// confirming payments; when a paid bill's receipt is due and how it is
+// numbered; moving in; deleting rooms and properties; who may
 // hold which key and how a key is minted; plans and their limits; what a
 // webhook delivery's attempt leads to and when an endpoint that keeps
 // failing is disabled; whose consent page an answer may take), the

@@ -159,6 +159,9 @@ type Notice struct {
 	Paid     int64        `json:"paid,omitempty"`
 	DueDate  string       `json:"due_date,omitempty"`
 	PayURL   string       `json:"pay_url,omitempty"`
+	// ReceiptNumber and ReceiptURL are a payment receipt's bill's receipt.
+	ReceiptNumber string `json:"receipt_number,omitempty"`
+	ReceiptURL    string `json:"receipt_url,omitempty"`
 }
 
 // NoticeLine is one amount of a bill notice, named in Thai and English.
@@ -169,9 +172,13 @@ type NoticeLine struct {
 }
 
 // BillNotice is the notice of typ about a bill; payURL is the payment
-// link's address, empty when the landlord takes no QR payments.
+// link's address, empty when the landlord takes no QR payments. A payment
+// receipt names the bill's receipt and links its page.
 func BillNotice(typ string, b *Bill, property, room, payURL string) Notice {
 	n := Notice{Type: typ, Property: property, Room: room, Month: b.Month, Total: b.Total, Paid: b.AmountPaid, DueDate: b.DueDate, PayURL: payURL}
+	if typ == NotifyPaymentReceipt && b.Receipt != nil {
+		n.ReceiptNumber, n.ReceiptURL = b.Receipt.Number, b.Receipt.URL
+	}
 	n.Lines = []NoticeLine{
 		{TH: "ค่าเช่า", EN: "Rent", Amount: b.Rent},
 		{TH: "ค่าไฟ", EN: "Electricity", Amount: b.Electricity.Amount},

@@ -9,28 +9,33 @@ import (
 )
 
 const billColumns = `id, room_id, property_id, tenant_id, reading_id, month, status, rent, e_usage, e_rate, e_amount,
-	w_usage, w_rate, w_amount, w_billing, occupants, total, amount_paid, due_date, issued_at, paid_at, overdue_at, created_at, updated_at`
+	w_usage, w_rate, w_amount, w_billing, occupants, total, amount_paid, due_date, issued_at, paid_at, overdue_at, created_at, updated_at,
+	` + receiptColumns
 
-func scanBill(sc *scanner, b *rental.Bill) error {
+func (q *Queries) scanBill(sc *scanner, b *rental.Bill) error {
 	*b = rental.Bill{Object: "bill", Currency: rental.Currency}
-	var tenant sql.NullString
-	var issued, paid, overdue nullInteger
+	var tenant, receipt, receiptURL sql.NullString
+	var issued, paid, overdue, receiptIssued nullInteger
 	var created, updated integer
 	e, w := &b.Electricity, &b.Water
 	err := sc.Scan(&b.ID, &b.RoomID, &b.PropertyID, &tenant, &b.ReadingID, &b.Month, &b.Status, (*integer)(&b.Rent),
 		(*integer)(&e.Usage), (*integer)(&e.Rate), (*integer)(&e.Amount), (*integer)(&w.Usage), (*integer)(&w.Rate), (*integer)(&w.Amount),
-		&w.Billing, (*integer)(&w.Occupants), (*integer)(&b.Total), (*integer)(&b.AmountPaid), &b.DueDate, &issued, &paid, &overdue, &created, &updated)
+		&w.Billing, (*integer)(&w.Occupants), (*integer)(&b.Total), (*integer)(&b.AmountPaid), &b.DueDate, &issued, &paid, &overdue, &created, &updated,
+		&receipt, &receiptIssued, &receiptURL)
+	if err != nil {
+		return err
+	}
 	if tenant.Valid {
 		b.TenantID = &tenant.String
 	}
 	b.IssuedAt, b.PaidAt, b.OverdueAt = optTime(sql.NullInt64(issued)), optTime(sql.NullInt64(paid)), optTime(sql.NullInt64(overdue))
 	b.CreatedAt, b.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
-	return err
+	return q.openReceipt(b, receipt, receiptIssued, receiptURL)
 }
 
 // GetBill returns a bill of the account's landlord.
 func (q *Queries) GetBill(ctx context.Context, acct *rental.Account, id string) (*rental.Bill, error) {
-	return one(ctx, q, "bill", id, `SELECT `+billColumns+` FROM bills WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, scanBill)
+	return one(ctx, q, "bill", id, `SELECT `+billColumns+` FROM bills WHERE landlord_id = $1 AND id = $2`, []any{acct.LandlordID, id}, q.scanBill)
 }
 
 // BillFilter narrows a bill list. CreatedAfter is inclusive and
@@ -47,7 +52,7 @@ func (q *Queries) ListBills(ctx context.Context, acct *rental.Account, f BillFil
 		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID).and("tenant_id = ?", f.TenantID).
 		and("status = ?", f.Status).months(f.MonthFilter).
 		and("created_at >= ?", f.CreatedAfter).and("created_at < ?", f.CreatedBefore)
-	return list(ctx, q, w.sql, w.args, p, scanBill)
+	return list(ctx, q, w.sql, w.args, p, q.scanBill)
 }
 
 // CreateBill bills a room's month from its recorded reading (409
@@ -98,8 +103,12 @@ func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, mont
 	return &b, tx.RecordEvent(ctx, acct, "bill.created", b)
 }
 
-// saveBill writes a bill's amounts and state and records bill.updated.
+// saveBill writes a bill's amounts and state and records bill.updated; a
+// bill that has become paid gets its receipt first (issueReceipt).
 func (tx *Tx) saveBill(ctx context.Context, acct *rental.Account, b *rental.Bill) error {
+	if err := tx.issueReceipt(ctx, acct, b); err != nil {
+		return err
+	}
 	b.UpdatedAt = rental.Time{Time: tx.Now}
 	e, w := b.Electricity, b.Water
 	_, err := tx.c.ExecContext(ctx, `UPDATE bills SET status = $3, e_usage = $4, e_rate = $5, e_amount = $6, w_usage = $7, w_rate = $8,

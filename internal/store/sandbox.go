@@ -179,9 +179,9 @@ func (tx *Tx) seedPayment(ctx context.Context, acct *rental.Account, b *rental.B
 	return tx.saveBill(ctx, acct, b)
 }
 
-// ResetSandbox deletes everything in a sandbox account (its events too) and
-// puts the sample data back, as the landlord's one writer (it claims the
-// account when the caller has not).
+// ResetSandbox deletes everything in a sandbox account (its events and its
+// receipts' numbering too) and puts the sample data back, as the
+// landlord's one writer (it claims the account when the caller has not).
 func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if err := acct.CheckReset(); err != nil {
 		return err
@@ -192,7 +192,7 @@ func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if err := tx.flush(ctx); err != nil { // events recorded earlier go too
 		return err
 	}
-	for _, table := range []string{"payment_confirmations", "payments", "payment_links", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events"} {
+	for _, table := range []string{"payment_confirmations", "payments", "payment_links", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events", "receipt_counters"} {
 		if _, err := tx.c.ExecContext(ctx, `DELETE FROM `+table+` WHERE landlord_id = $1`, acct.LandlordID); err != nil {
 			return fmt.Errorf("store: reset sandbox: %w", err)
 		}

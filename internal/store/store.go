@@ -77,6 +77,8 @@ type DB struct {
 	friendURL string
 	// sec is Options.Secret.
 	sec *secret.Secret
+	// publicURL is Options.PublicURL, without a trailing slash.
+	publicURL string
 	// turns queues the process's writers of each landlord.
 	turns turns
 	// aheadLost counts claims ahead that lost (ClaimsAheadLost).
@@ -113,6 +115,12 @@ type Options struct {
 	// or shows payment links needs it; Migrate with it seals the links
 	// stored in clear before.
 	Secret *secret.Secret
+	// PublicURL is the service's address as tenants' phones reach it (the
+	// API's and the pages'): a bill paid in this process gets its
+	// receipt's URL under it, since the bill may be paid where no request
+	// says where the service is (a provider's callback, a job). Empty, the
+	// URL is the page's path alone.
+	PublicURL string
 }
 
 // DefaultMaxConns is the PostgreSQL pool of one process unless told
@@ -129,7 +137,8 @@ const idleTimeout = time.Minute
 // Open connects to dsn: "sqlite:PATH" or a "postgres://" (or
 // "postgresql://") URL. It does not migrate; call Migrate.
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	db := &DB{now: opts.Now, movable: opts.Now != nil, wait: opts.Wait, log: opts.Log, friendURL: opts.AddFriendURL, sec: opts.Secret}
+	db := &DB{now: opts.Now, movable: opts.Now != nil, wait: opts.Wait, log: opts.Log, friendURL: opts.AddFriendURL, sec: opts.Secret,
+		publicURL: strings.TrimRight(opts.PublicURL, "/")}
 	if db.now == nil {
 		db.now = time.Now
 	}

@@ -34,6 +34,7 @@ func (s *site) routes(mux *request.Mux, p *pages) {
 	mux.HandleFunc("GET /pay/{token}", p.handlePage)
 	mux.HandleFunc("HEAD /pay/{token}", p.handleHead)
 	mux.HandleFunc("GET /pay/{token}/{payment}", p.handleQR)
+	mux.HandleFunc("GET /pay/receipt/{token}", p.handleReceipt)
 	mux.HandleFunc("/pay/", func(w http.ResponseWriter, r *http.Request) { p.fail(w, r, http.StatusNotFound, nil) })
 
 	// Signing in, up and out, in the portal and the app alike.

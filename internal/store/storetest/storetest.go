@@ -128,11 +128,16 @@ func Postgres(t testing.TB) Engine {
 // object shows as chat_registration_url.
 const AddFriendURL = "https://line.me/R/ti/p/@rentapi-test"
 
+// PublicURL is the test stores' public URL, under which receipts' pages
+// are: a test's server has its own address, so a test opens a receipt by
+// its URL's path.
+const PublicURL = "https://rentapi.test"
+
 func open(t testing.TB, name, dsn string) Engine {
 	t.Helper()
 	clock := NewClock()
 	ctx := context.Background()
-	db, err := store.Open(ctx, dsn, store.Options{Now: clock.Now, AddFriendURL: AddFriendURL, Secret: Secret(t)})
+	db, err := store.Open(ctx, dsn, store.Options{Now: clock.Now, AddFriendURL: AddFriendURL, Secret: Secret(t), PublicURL: PublicURL})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
