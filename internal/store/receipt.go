@@ -9,7 +9,7 @@ import (
 	"rentapi/internal/rental"
 )
 
-// A paid bill's receipt lives on the bill's row (migration 00018): its
+// A paid bill's receipt lives on the bill's row (migration 00021): its
 // number, when it was issued, the hash of its page's token and its URL,
 // sealed. Numbers come from receipt_counters, one row per landlord and
 // year, bumped in the transaction that marks the bill paid.
