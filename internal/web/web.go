@@ -5,8 +5,10 @@
 // applications, API keys and linked accounts, and the landlord's app. The
 // pages have their own mux and browser protections (a strict
 // Content-Security-Policy, no referrer, no framing, no caching,
-// cross-origin request protection). Errors get the API's statuses
-// (request.StatusOf) on a page of their own; the request's ID, log line and
+// cross-origin request protection). Every page route (routes.go) is one
+// shape, a handler of a visit behind the guards it needs (handler.go), and
+// every error is answered in one place (fail.go) with the API's statuses
+// (request.StatusOf) on its area's page; the request's ID, log line and
 // client address are internal/request's, as the API's are.
 package web
 
