@@ -131,7 +131,7 @@ func (s *site) hookMode(next handler) handler {
 		if mode != rental.ModeTest && mode != rental.ModeLive {
 			return rental.NotFound("page", "")
 		}
-		v.hooks = hooks{App: v.app, Mode: mode, Base: "/portal/apps/" + v.app.ID + "/webhooks/" + string(mode), session: v.session}
+		v.hooks = hooks{App: v.app, Mode: mode, Base: "/portal/apps/" + v.app.ID + "/webhooks/" + string(mode)}
 		return next(w, r, v)
 	}
 }

@@ -25,9 +25,6 @@ type hooks struct {
 	Mode rental.Mode
 	// Base is the mode's list, the root of its pages' paths.
 	Base string
-	// session is the developer's session, which a signing secret made on
-	// one page is shown to on the next (reveal.go).
-	session string
 }
 
 // Live reports whether the pages are of live mode.
@@ -212,7 +209,7 @@ func (s *site) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, v *v
 	if err != nil {
 		return err
 	}
-	return s.showOnce(w, r, hk.session, e.ID, reveal{Secret: e.Secret}, hk.Base+"/"+e.ID+"/secret")
+	return s.showOnce(w, r, v.session, e.ID, reveal{Secret: e.Secret}, hk.Base+"/"+e.ID+"/secret")
 }
 
 // handleEndpointSecret shows an endpoint's signing secret made (or
@@ -220,7 +217,7 @@ func (s *site) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, v *v
 // shown (410).
 func (s *site) handleEndpointSecret(w http.ResponseWriter, r *http.Request, v *visit) error {
 	pg, hk, e := hookPage(r, v), v.hooks, v.endpoint
-	shown, ok := s.takeReveal(w, r, hk.session, e.ID)
+	shown, ok := s.takeReveal(w, r, v.session, e.ID)
 	e.Secret = shown.Secret
 	sv := secretView{hooks: hk, Endpoint: e}
 	if shown.OldUntil != 0 {
@@ -319,7 +316,7 @@ func (s *site) handleRotateSecret(w http.ResponseWriter, r *http.Request, v *vis
 	if err != nil {
 		return err
 	}
-	return s.showOnce(w, r, hk.session, e.ID, reveal{Secret: rotated.Secret, OldUntil: rotated.UpdatedAt.Add(rental.SecretOverlap).UnixMilli()}, hk.Base+"/"+e.ID+"/secret")
+	return s.showOnce(w, r, v.session, e.ID, reveal{Secret: rotated.Secret, OldUntil: rotated.UpdatedAt.Add(rental.SecretOverlap).UnixMilli()}, hk.Base+"/"+e.ID+"/secret")
 }
 
 // handleTestEvent sends a webhook.test event to the endpoint, as the API's
