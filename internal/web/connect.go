@@ -1,7 +1,6 @@
 package web
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -29,12 +28,6 @@ const (
 type connectError struct {
 	Reason string
 	Detail string
-}
-
-// refuse answers a connect link or consent form that cannot go on with a
-// page of its own: never a redirect, and nothing linked.
-func (s *site) refuse(w http.ResponseWriter, r *http.Request, p *rental.Person, status int, reason, detail string) {
-	s.render(w, r, status, "connect_error", page{Area: landlordArea, Person: p, Status: status, Data: connectError{Reason: reason, Detail: detail}})
 }
 
 // consentPage is what a landlord reads before approving: the application
@@ -67,13 +60,17 @@ type connectLink struct {
 }
 
 // refusal is a connect link or consent form that cannot go on: the status
-// and reason of its page, and for the developer the rule it broke.
+// and reason of its page (fail shows it), and for the developer the rule
+// it broke.
 type refusal struct {
 	status         int
 	reason, detail string
 }
 
 func (e *refusal) Error() string { return "connect: " + e.reason + ": " + e.detail }
+
+// HTTPStatus is the status of the refusal's page (request.StatusOf).
+func (e *refusal) HTTPStatus() int { return e.status }
 
 // checkLink checks the connect link of the request; a link that is not
 // right is a *refusal.
@@ -111,30 +108,19 @@ func (s *site) checkLink(r *http.Request) (*connectLink, error) {
 // page saying why, never a redirect; a signed-out visitor signs in (or
 // signs up) and comes back here; a landlord signed in sees the consent
 // page, whose form carries a single-use token bound to this session.
-func (s *site) handleConnect(w http.ResponseWriter, r *http.Request) {
+func (s *site) handleConnect(w http.ResponseWriter, r *http.Request, v *visit) error {
 	link, err := s.checkLink(r)
-	var rf *refusal
-	if err != nil && !errors.As(err, &rf) {
-		s.fail(w, r, landlordArea, err)
-		return
-	}
-	p, session, err := s.person(r, landlordArea)
 	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
-	if rf != nil {
-		s.refuse(w, r, p, rf.status, rf.reason, rf.detail)
-		return
-	}
+	p := v.person
 	if p == nil {
 		http.Redirect(w, r, landlordArea.Base+"/signin"+nextQuery(r.URL.RequestURI()), http.StatusSeeOther)
-		return
+		return nil
 	}
 	l, err := s.db.Read().Landlord(r.Context(), p.LandlordID)
 	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	app := link.app
 	d := &consentPage{App: app, Landlord: l, Usage: newCapacity(l.Usage, l.Plan.Capacity()), Portal: link.portal}
@@ -144,22 +130,20 @@ func (s *site) handleConnect(w http.ResponseWriter, r *http.Request) {
 	case err == nil && !acct.Revoked:
 		d.Connected, fresh = true, rental.NewScopes(app.Scopes, acct.Granted)
 	case err != nil && !rental.IsNotFound(err):
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	d.Grants = grantViews(app.Scopes, fresh)
 	token, hash := identity.NewToken()
 	d.Token = token
 	consent := store.Consent{ApplicationID: app.ID, LandlordID: p.LandlordID, RedirectURI: link.redirectURI, State: link.state, Scopes: app.Scopes, Portal: link.portal}
-	if err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.ShowConsent(r.Context(), hash, session, consent) }); err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+	if err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.ShowConsent(r.Context(), hash, v.session, consent) }); err != nil {
+		return err
 	}
 	// Chrome applies form-action to where the form's answer redirects:
 	// this page's form may go on to the redirect URI's origin.
 	hd := w.Header()
 	hd.Set("Content-Security-Policy", strings.Replace(hd.Get("Content-Security-Policy"), "form-action 'self'", "form-action 'self' "+d.ReturnTo, 1))
-	s.render(w, r, http.StatusOK, "consent", page{Area: landlordArea, Person: p, Data: d})
+	return s.render(w, r, http.StatusOK, "consent", page{Area: landlordArea, Person: p, Data: d})
 }
 
 // handleConsent is the landlord's answer on the consent page: the form is
@@ -169,29 +153,22 @@ func (s *site) handleConnect(w http.ResponseWriter, r *http.Request) {
 // returns to the redirect URI with account_id and state; in the portal's
 // flow it leaves a single-use code for the developer's session instead.
 // Denying returns error=access_denied with the state.
-func (s *site) handleConsent(w http.ResponseWriter, r *http.Request) {
-	p, session, err := s.person(r, landlordArea)
-	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
-	}
+func (s *site) handleConsent(w http.ResponseWriter, r *http.Request, v *visit) error {
+	p := v.person
 	if p == nil {
-		s.refuse(w, r, nil, http.StatusForbidden, refuseSignedOut, "")
-		return
+		return &refusal{http.StatusForbidden, refuseSignedOut, ""}
 	}
 	if err := form(w, r); err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	decision, token := r.PostForm.Get("decision"), r.PostForm.Get("token")
 	if (decision != "approve" && decision != "deny") || token == "" || len(token) > 200 {
-		s.refuse(w, r, p, http.StatusBadRequest, refuseForm, "")
-		return
+		return &refusal{http.StatusBadRequest, refuseForm, ""}
 	}
 	var target string
 	reason := refuseForm
-	err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
-		c, err := tx.TakeConsent(r.Context(), identity.HashToken(token), session)
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+		c, err := tx.TakeConsent(r.Context(), identity.HashToken(token), v.session)
 		if err != nil {
 			return err
 		}
@@ -220,12 +197,11 @@ func (s *site) handleConsent(w http.ResponseWriter, r *http.Request) {
 		return err
 	})
 	if rental.IsNotFound(err) {
-		s.refuse(w, r, p, http.StatusBadRequest, reason, "")
-		return
+		return &refusal{http.StatusBadRequest, reason, ""}
 	}
 	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)
+	return nil
 }

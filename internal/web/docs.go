@@ -201,26 +201,15 @@ func newDocs() (*docs, error) {
 
 // handleDoc serves a page of the documentation, as wide as a desktop
 // lets it be, from its template and what it shows.
-func (s *site) handleDoc(name string, data any) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, http.StatusOK, name, page{Area: docsArea, Wide: true, Data: data})
+func (s *site) handleDoc(name string, data any) handler {
+	return func(w http.ResponseWriter, r *http.Request, v *visit) error {
+		return s.render(w, r, http.StatusOK, name, page{Area: v.area, Wide: true, Data: data})
 	}
 }
 
 // handleHome serves the landing page.
-func (s *site) handleHome(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "home", page{Area: homeArea})
-}
-
-// notFound is the page of a path that is no page's, for browsers.
-func (s *site) notFound(w http.ResponseWriter, r *http.Request) {
-	a := homeArea
-	for _, in := range []area{portalArea, landlordArea} {
-		if r.URL.Path == in.Base || strings.HasPrefix(r.URL.Path, in.Base+"/") {
-			a = in
-		}
-	}
-	s.render(w, r, http.StatusNotFound, "error", page{Area: a, Status: http.StatusNotFound})
+func (s *site) handleHome(w http.ResponseWriter, r *http.Request, v *visit) error {
+	return s.render(w, r, http.StatusOK, "home", page{Area: v.area})
 }
 
 // wantsHTML reports whether the client asked for a page: browsers put

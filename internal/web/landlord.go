@@ -9,7 +9,6 @@ import (
 
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
-	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -175,53 +174,53 @@ func (s *site) appData(r *http.Request, landlordID string) (*appPage, error) {
 }
 
 // showApp renders /app with d, its kinds marked for the form's choice.
-func (s *site) showApp(w http.ResponseWriter, r *http.Request, p *rental.Person, status int, d *appPage, flash string) {
+func (s *site) showApp(w http.ResponseWriter, r *http.Request, p *rental.Person, status int, d *appPage, flash string) error {
 	d.Kinds = make([]kindView, len(receiverKinds))
 	for i, k := range receiverKinds {
 		k.Selected = k.Kind == d.Form.Kind
 		d.Kinds[i] = k
 	}
-	s.render(w, r, status, "app", page{Area: landlordArea, Person: p, Flash: flash, Data: d})
+	return s.render(w, r, status, "app", page{Area: landlordArea, Person: p, Flash: flash, Data: d})
 }
 
 // handleApp shows the landlord's account.
-func (s *site) handleApp(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
-	d, err := s.appData(r, p.LandlordID)
+func (s *site) handleApp(w http.ResponseWriter, r *http.Request, v *visit) error {
+	d, err := s.appData(r, v.person.LandlordID)
 	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
-	s.showApp(w, r, p, http.StatusOK, d, done[r.URL.Query().Get("done")])
+	return s.showApp(w, r, v.person, http.StatusOK, d, done[r.URL.Query().Get("done")])
 }
 
 // handlePlan moves the landlord to the chosen plan. A plan the data does
 // not fit is the page again saying what is over; moving to free turns QR
 // payments off from the next request on.
-func (s *site) handlePlan(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+func (s *site) handlePlan(w http.ResponseWriter, r *http.Request, v *visit) error {
+	p := v.person
 	if err := form(w, r); err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	plan := rental.LandlordPlan(r.PostForm.Get("plan"))
 	err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.ChangeLandlordPlan(r.Context(), p.LandlordID, plan) })
-	if e, ok := rental.AsError(err); ok && request.StatusOf(err) < 500 && !rental.IsNotFound(err) {
-		d, derr := s.appData(r, p.LandlordID)
-		if derr != nil {
-			s.fail(w, r, landlordArea, derr)
-			return
+	if msg, status, ok := formError(err, planWords); ok {
+		d, err := s.appData(r, p.LandlordID)
+		if err != nil {
+			return err
 		}
-		d.PlanError = "เปลี่ยนเป็นแพ็กเกจนี้ไม่ได้ · " + e.Message
-		if e.Code == "plan_too_small" {
-			d.PlanError = "แพ็กเกจนี้รองรับหอพักหรือห้องได้น้อยกว่าที่คุณมีอยู่ ลบบางส่วนก่อน หรือเลือกแพ็กเกจที่ใหญ่กว่า · " + e.Message
-		}
-		s.showApp(w, r, p, request.StatusOf(err), d, "")
-		return
+		d.PlanError = msg
+		return s.showApp(w, r, p, status, d, "")
 	}
 	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	http.Redirect(w, r, "/app?done=plan", http.StatusSeeOther)
+	return nil
+}
+
+// planWords say in Thai why the landlord's plan cannot change.
+var planWords = formWords{
+	byCode: map[string]string{"plan_too_small": "แพ็กเกจนี้รองรับหอพักหรือห้องได้น้อยกว่าที่คุณมีอยู่ ลบบางส่วนก่อน หรือเลือกแพ็กเกจที่ใหญ่กว่า"},
+	other:  "เปลี่ยนเป็นแพ็กเกจนี้ไม่ได้",
 }
 
 // receiverFieldTH says in Thai which field of the receiver to fix; the
@@ -238,10 +237,10 @@ var receiverFieldTH = map[string]string{
 // shows it before a transfer (so here it is required). A value that is no
 // PromptPay receiver, or no name, is the form again, as typed, with what
 // to fix. Ref2 belongs to a biller only and is left out for any other kind.
-func (s *site) handlePromptPay(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+func (s *site) handlePromptPay(w http.ResponseWriter, r *http.Request, v *visit) error {
+	p := v.person
 	if err := form(w, r); err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	in := receiverForm{Kind: r.PostForm.Get("kind"), ID: strings.TrimSpace(r.PostForm.Get("id")), Ref2: strings.TrimSpace(r.PostForm.Get("ref2")),
 		Name: strings.TrimSpace(r.PostForm.Get("name"))}
@@ -264,21 +263,19 @@ func (s *site) handlePromptPay(w http.ResponseWriter, r *http.Request, p *rental
 		field, msg = e.Param, "The account holder's name: "+e.Message
 	}
 	if field != "" {
-		d, derr := s.appData(r, p.LandlordID)
-		if derr != nil {
-			s.fail(w, r, landlordArea, derr)
-			return
+		d, err := s.appData(r, p.LandlordID)
+		if err != nil {
+			return err
 		}
 		d.Form = in
 		d.FormError = receiverFieldTH[field] + " · " + msg
-		s.showApp(w, r, p, http.StatusBadRequest, d, "")
-		return
+		return s.showApp(w, r, p, http.StatusBadRequest, d, "")
 	}
 	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	http.Redirect(w, r, "/app?done=promptpay", http.StatusSeeOther)
+	return nil
 }
 
 // sentence starts a message with a capital and ends it with a full stop.
@@ -294,32 +291,31 @@ func sentence(m string) string {
 }
 
 // handleDisconnectPage asks the landlord to confirm a disconnection.
-func (s *site) handleDisconnectPage(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
-	c, err := s.db.Read().Connection(r.Context(), p.LandlordID, r.PathValue("account_id"))
+func (s *site) handleDisconnectPage(w http.ResponseWriter, r *http.Request, v *visit) error {
+	c, err := s.db.Read().Connection(r.Context(), v.person.LandlordID, r.PathValue("account_id"))
 	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
-	s.render(w, r, http.StatusOK, "disconnect", page{Area: landlordArea, Person: p, Data: c})
+	return s.render(w, r, http.StatusOK, "disconnect", page{Area: landlordArea, Person: v.person, Data: c})
 }
 
 // handleDisconnect ends the link between the landlord and one application:
 // from the next request on, every key of the application is refused on this
 // account (403 account_access_revoked); the data stays, and linking again
 // needs a new approval.
-func (s *site) handleDisconnect(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
+func (s *site) handleDisconnect(w http.ResponseWriter, r *http.Request, v *visit) error {
 	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
-		c, err := tx.Connection(r.Context(), p.LandlordID, r.PathValue("account_id"))
+		c, err := tx.Connection(r.Context(), v.person.LandlordID, r.PathValue("account_id"))
 		if err != nil {
 			return err
 		}
 		return tx.RevokeAccount(r.Context(), c.ApplicationID, c.AccountID)
 	})
 	if err != nil {
-		s.fail(w, r, landlordArea, err)
-		return
+		return err
 	}
 	http.Redirect(w, r, "/app?done=disconnected", http.StatusSeeOther)
+	return nil
 }
 
 // count writes a number with thousands separators: 20000 → 20,000.

@@ -7,7 +7,6 @@ import (
 	"net/http"
 
 	"rentapi/internal/rental"
-	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -81,24 +80,23 @@ func newReceiptView(rp *store.ReceiptPage) receiptView {
 // handleReceipt shows the receipt of the token in the path. A token no
 // receipt has gets a 404 page that says so; other failures are the payment
 // pages' own.
-func (p *pages) handleReceipt(w http.ResponseWriter, r *http.Request) {
-	rp, err := p.db.Read().OpenReceipt(r.Context(), r.PathValue("token"))
+func (s *site) handleReceipt(w http.ResponseWriter, r *http.Request, _ *visit) error {
+	rp, err := s.db.Read().OpenReceipt(r.Context(), r.PathValue("token"))
 	status, v := http.StatusOK, receiptView{Missing: true}
 	switch {
 	case rental.IsNotFound(err):
 		status = http.StatusNotFound
 	case err != nil:
-		p.fail(w, r, request.StatusOf(err), err)
-		return
+		return err
 	default:
 		v = newReceiptView(rp)
 	}
 	var buf bytes.Buffer
 	if err := receiptPage.Execute(&buf, v); err != nil {
-		p.fail(w, r, http.StatusInternalServerError, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+	return nil
 }

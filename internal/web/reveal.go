@@ -61,12 +61,12 @@ func (s *site) keepReveal(w http.ResponseWriter, session, subject string, v reve
 // showOnce ends a form that made a secret: the secret is kept for the
 // page at to, which shows it once, and the browser is sent there, so a
 // reload makes nothing again (POST-redirect-GET).
-func (s *site) showOnce(w http.ResponseWriter, r *http.Request, session, subject string, v reveal, to string) {
+func (s *site) showOnce(w http.ResponseWriter, r *http.Request, session, subject string, v reveal, to string) error {
 	if err := s.keepReveal(w, session, subject, v); err != nil {
-		s.fail(w, r, portalArea, err)
-		return
+		return err
 	}
 	http.Redirect(w, r, to, http.StatusSeeOther)
+	return nil
 }
 
 // takeReveal returns the secret of subject made by this session, once:

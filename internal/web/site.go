@@ -2,20 +2,16 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
-	"runtime"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"rentapi/internal/identity"
 	"rentapi/internal/rental"
@@ -89,6 +85,8 @@ type site struct {
 	secure    bool
 	publicURL string
 	tpl       map[string]*template.Template
+	// pay is the payment page's template, a page of its own.
+	pay *template.Template
 	// secret fingerprints the API keys the portal makes and seals webhook
 	// signing secrets, as the API does; guard judges webhook URLs, as the
 	// API's does.
@@ -120,54 +118,23 @@ func parseTemplates() map[string]*template.Template {
 	return out
 }
 
-// render writes a page with the layout; a template error is a 500.
-func (s *site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	var buf bytes.Buffer
+// render writes a page with the layout. A page that cannot be made (a
+// programming error: every template is tested) is the error for fail,
+// nothing of it written.
+func (s *site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) error {
 	t, ok := s.tpl[name]
 	if !ok {
-		s.fail(w, r, p.Area, errors.New("web: no template "+name))
-		return
+		return errors.New("web: no template " + name)
 	}
+	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
-		s.log.ErrorContext(r.Context(), "page template", "request_id", request.ID(r.Context()), "template", name, "error", err.Error())
-		status, buf = http.StatusInternalServerError, bytes.Buffer{}
-		s.tpl["error"].ExecuteTemplate(&buf, "layout", page{Area: p.Area, Status: status})
+		return fmt.Errorf("web: template %s: %w", name, err)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(buf.Bytes())
+	return nil
 }
-
-// fail answers an error with a clear page of its status: a domain error's
-// message is shown (it is written for people), anything else goes to the
-// log only. A 503 (the database busy, the sign-in throttle's store down)
-// says when to try again (Retry-After).
-func (s *site) fail(w http.ResponseWriter, r *http.Request, a area, err error) {
-	if r.Context().Err() != nil { // the browser went away: nobody to answer, no fault of ours
-		w.WriteHeader(request.StatusClientClosed)
-		return
-	}
-	status, retryAfter := request.StatusOf(err), 1
-	if errors.Is(err, identity.ErrUnavailable) {
-		// The sign-in throttle cannot count (Redis is down): nobody's
-		// password is judged until it can, which it checks every second.
-		status, retryAfter = http.StatusServiceUnavailable, throttleRetryAfter
-	}
-	p := page{Area: a, Status: status}
-	if e, ok := rental.AsError(err); ok && status < 500 && status != http.StatusNotFound {
-		p.Detail = e.Message // a 404 says all there is: no such page, whatever it named
-	} else if status >= 500 {
-		s.log.ErrorContext(context.WithoutCancel(r.Context()), "page", "request_id", request.ID(r.Context()), "error", err.Error())
-	}
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
-	}
-	s.render(w, r, status, "error", p)
-}
-
-// throttleRetryAfter is the seconds a browser is asked to wait when the
-// sign-in throttle's store is down.
-const throttleRetryAfter = 5
 
 // cookieName is the area's session cookie: __Host- prefixed (Secure, path
 // /, no domain: no subdomain can set or read it) whenever served over https.
@@ -207,27 +174,7 @@ func (s *site) person(r *http.Request, a area) (*rental.Person, string, error) {
 	return p, hash, nil
 }
 
-// signedIn runs h for a signed-in person of the area; anyone else is sent
-// to sign in first, and back here afterwards (for a GET).
-func (s *site) signedIn(a area, h func(w http.ResponseWriter, r *http.Request, p *rental.Person, session string)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		p, session, err := s.person(r, a)
-		if err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		if p == nil {
-			next := ""
-			if r.Method == http.MethodGet {
-				next = r.URL.RequestURI()
-			}
-			http.Redirect(w, r, a.Base+"/signin"+nextQuery(next), http.StatusSeeOther)
-			return
-		}
-		h(w, r, p, session)
-	}
-}
-
+// nextQuery is the query that brings a sign-in back to next.
 func nextQuery(next string) string {
 	if next == "" {
 		return ""
@@ -252,269 +199,9 @@ func localNext(a area, next string) string {
 func form(w http.ResponseWriter, r *http.Request) error {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
-		return rental.Errorf(rental.KindInvalid, "invalid_form", "The form could not be read.")
+		return rental.ErrUnreadableForm
 	}
-	for _, values := range r.Form {
-		for _, v := range values {
-			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
-				return rental.Errorf(rental.KindInvalid, "invalid_form", "The form holds text that is not UTF-8, or a NUL character.")
-			}
-		}
-	}
-	return nil
-}
-
-// handleSignInPage shows the sign-in form.
-func (s *site) handleSignInPage(a area) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if p, _, _ := s.person(r, a); p != nil {
-			http.Redirect(w, r, localNext(a, r.URL.Query().Get("next")), http.StatusSeeOther)
-			return
-		}
-		s.render(w, r, http.StatusOK, "signin", page{Area: a, Next: localNext(a, r.URL.Query().Get("next"))})
-	}
-}
-
-// handleSignIn signs a person in: the same answer for an unknown email and
-// a wrong password, tries throttled per address, per email from the
-// address and per email from all addresses across every process
-// (identity.Throttle), and a new session (a new token) at every sign-in.
-func (s *site) handleSignIn(a area) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := form(w, r); err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		next := localNext(a, r.PostForm.Get("next"))
-		email := strings.ToLower(strings.TrimSpace(r.PostForm.Get("email")))
-		password := r.PostForm.Get("password")
-		again := page{Area: a, Next: next, Email: email}
-		ip, now := s.proxies.ClientIP(r), s.now()
-		if wait, err := s.throttle.Begin(r.Context(), email, ip, now); errors.Is(err, identity.ErrThrottled) {
-			again.Error = throttled(wait)
-			s.render(w, r, http.StatusTooManyRequests, "signin", again)
-			return
-		} else if err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		p, hash, err := s.db.Read().PersonByEmail(r.Context(), a.Kind, email)
-		if err != nil && !rental.IsNotFound(err) {
-			s.fail(w, r, a, err)
-			return
-		}
-		var right bool
-		if err := s.hashing(r.Context(), func() {
-			if p == nil {
-				identity.CheckDecoy(password)
-			} else {
-				right = identity.CheckPassword(hash, password)
-			}
-		}); err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		if !right {
-			if err := s.throttle.Failed(r.Context(), ip, now); err != nil {
-				s.log.ErrorContext(r.Context(), "sign-in throttle", "error", err.Error())
-			}
-			again.Error = "อีเมลหรือรหัสผ่านไม่ถูกต้อง · The email or password is not right."
-			s.render(w, r, http.StatusUnauthorized, "signin", again)
-			return
-		}
-		if err := s.startSession(w, r, a, p.ID); err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		http.Redirect(w, r, next, http.StatusSeeOther)
-	}
-}
-
-// startSession ends the browser's old session of the area, if any, and
-// starts a new one: a session token is never carried across a sign-in.
-func (s *site) startSession(w http.ResponseWriter, r *http.Request, a area, personID string) error {
-	token, hash := identity.NewToken()
-	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
-		if c, err := r.Cookie(s.cookieName(a)); err == nil && c.Value != "" {
-			if err := tx.EndSession(r.Context(), identity.HashToken(c.Value)); err != nil {
-				return err
-			}
-		}
-		return tx.StartSession(r.Context(), personID, hash)
-	})
-	if err != nil {
-		return err
-	}
-	s.setSession(w, a, token)
-	return nil
-}
-
-// throttled is what a throttled form says.
-func throttled(wait time.Duration) string {
-	return "ลองหลายครั้งเกินไป ลองใหม่ในอีก " + minutes(wait) + " นาที · Too many tries: try again in " + minutes(wait) + " minutes."
-}
-
-// maxHashing bounds the password hashes computed at once: each takes 19
-// MiB, so a burst of sign-ins must wait its turn, not exhaust memory.
-func maxHashing() int { return 2 * runtime.GOMAXPROCS(0) }
-
-// hashing runs fn, which hashes a password, once a place is free: waiting
-// up to 5 seconds, then 503.
-func (s *site) hashing(ctx context.Context, fn func()) error {
-	t := time.NewTimer(5 * time.Second)
-	defer t.Stop()
-	select {
-	case s.hashes <- struct{}{}:
-	case <-t.C:
-		e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is busy; try again in a moment.")
-		e.RetryAfter = 1
-		return e
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.hashes }()
-	fn()
-	return nil
-}
-
-// minutes writes a wait in whole minutes, at least one.
-func minutes(d time.Duration) string {
-	return strconv.Itoa(int(max(1, math.Ceil(d.Minutes()))))
-}
-
-// handleSignUpPage shows the sign-up form.
-func (s *site) handleSignUpPage(a area) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		s.render(w, r, http.StatusOK, "signup", page{Area: a, Next: localNext(a, r.URL.Query().Get("next"))})
-	}
-}
-
-// handleSignUp makes a person with an account of their own, and signs
-// them in.
-func (s *site) handleSignUp(a area) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if err := form(w, r); err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		name, password := strings.TrimSpace(r.PostForm.Get("name")), r.PostForm.Get("password")
-		again := page{Area: a, Next: localNext(a, r.PostForm.Get("next")), Email: r.PostForm.Get("email"), Name: name}
-		email, err := rental.NormalizeEmail(r.PostForm.Get("email"))
-		if err == nil {
-			err = rental.CheckPersonName(name)
-		}
-		if err == nil {
-			err = rental.CheckPassword(password, email)
-		}
-		if err == nil {
-			if wait, terr := s.throttle.SignUp(r.Context(), s.proxies.ClientIP(r), s.now()); errors.Is(terr, identity.ErrThrottled) {
-				again.Error = throttled(wait)
-				s.render(w, r, http.StatusTooManyRequests, "signup", again)
-				return
-			} else if terr != nil {
-				err = terr
-			}
-		}
-		var p *rental.Person
-		var hash string
-		if err == nil {
-			err = s.hashing(r.Context(), func() { hash = identity.HashPassword(password) })
-		}
-		if err == nil {
-			err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
-				p, err = tx.SignUp(r.Context(), a.Kind, email, name, hash)
-				return err
-			})
-		}
-		if e, ok := rental.AsError(err); ok && request.StatusOf(err) < 500 {
-			again.Error = e.Message
-			s.render(w, r, request.StatusOf(err), "signup", again)
-			return
-		}
-		if err == nil {
-			err = s.startSession(w, r, a, p.ID)
-		}
-		if err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		http.Redirect(w, r, again.Next, http.StatusSeeOther)
-	}
-}
-
-// handleSignOut ends the browser's session of the area.
-func (s *site) handleSignOut(a area) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if c, err := r.Cookie(s.cookieName(a)); err == nil && c.Value != "" {
-			if err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.EndSession(r.Context(), identity.HashToken(c.Value)) }); err != nil {
-				s.fail(w, r, a, err)
-				return
-			}
-		}
-		s.clearSession(w, a)
-		http.Redirect(w, r, a.Base+"/signin", http.StatusSeeOther)
-	}
-}
-
-// handlePassword changes the signed-in person's password after checking
-// the current one; every session of theirs ends, and they sign in again.
-func (s *site) handlePassword(a area) http.HandlerFunc {
-	return s.signedIn(a, func(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string) {
-		if r.Method != http.MethodPost { // GET and HEAD show the form; only a POST changes anything
-			s.render(w, r, http.StatusOK, "password", page{Area: a, Person: p})
-			return
-		}
-		if err := form(w, r); err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		again := page{Area: a, Person: p}
-		// The current password is guessed no faster here than at sign-in.
-		ip, now := s.proxies.ClientIP(r), s.now()
-		if wait, err := s.throttle.Begin(r.Context(), p.Email, ip, now); errors.Is(err, identity.ErrThrottled) {
-			again.Error = throttled(wait)
-			s.render(w, r, http.StatusTooManyRequests, "password", again)
-			return
-		} else if err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		hash, err := s.db.Read().PasswordHash(r.Context(), p.ID)
-		if err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		var right bool
-		if err := s.hashing(r.Context(), func() { right = identity.CheckPassword(hash, r.PostForm.Get("current")) }); err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		if !right {
-			if err := s.throttle.Failed(r.Context(), ip, now); err != nil {
-				s.log.ErrorContext(r.Context(), "sign-in throttle", "error", err.Error())
-			}
-			again.Error = "รหัสผ่านปัจจุบันไม่ถูกต้อง · The current password is not right."
-			s.render(w, r, http.StatusUnauthorized, "password", again)
-			return
-		}
-		password := r.PostForm.Get("password")
-		if err := rental.CheckPassword(password, p.Email); err != nil {
-			again.Error = err.(*rental.Error).Message
-			s.render(w, r, http.StatusBadRequest, "password", again)
-			return
-		}
-		var newHash string
-		if err := s.hashing(r.Context(), func() { newHash = identity.HashPassword(password) }); err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		if err := s.db.InTx(r.Context(), func(tx *store.Tx) error { return tx.SetPassword(r.Context(), p.ID, newHash) }); err != nil {
-			s.fail(w, r, a, err)
-			return
-		}
-		s.clearSession(w, a)
-		http.Redirect(w, r, a.Base+"/signin", http.StatusSeeOther)
-	})
+	return rental.CheckFormText(r.Form)
 }
 
 // done is the message a page shows after a change sent it there, by the

@@ -5,14 +5,14 @@
 // applications, API keys and linked accounts, and the landlord's app. The
 // pages have their own mux and browser protections (a strict
 // Content-Security-Policy, no referrer, no framing, no caching,
-// cross-origin request protection). Errors get the API's statuses
-// (request.StatusOf) on a page of their own; the request's ID, log line and
+// cross-origin request protection). Every page route (routes.go) is one
+// shape, a handler of a visit behind the guards it needs (handler.go), and
+// every error is answered in one place (fail.go) with the API's statuses
+// (request.StatusOf) on its area's page; the request's ID, log line and
 // client address are internal/request's, as the API's are.
 package web
 
 import (
-	"bytes"
-	"context"
 	"embed"
 	"html/template"
 	"log/slog"
@@ -24,7 +24,6 @@ import (
 
 	"rentapi/internal/bucket"
 	"rentapi/internal/identity"
-	"rentapi/internal/promptpay"
 	"rentapi/internal/request"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
@@ -64,14 +63,6 @@ type Config struct {
 	Seller Seller
 }
 
-// pages serves the payment pages.
-type pages struct {
-	db      *store.DB
-	log     *slog.Logger
-	page    *template.Template
-	proxies request.Proxies
-}
-
 // API is the JSON API the pages are served beside, which says which paths
 // are its own.
 type API interface {
@@ -91,9 +82,9 @@ func New(cfg Config, next API) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	p := &pages{db: cfg.DB, log: log, page: template.Must(template.New("page").Funcs(funcs).Parse(pageHTML)), proxies: cfg.TrustedProxies}
 	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
 		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates(),
+		pay:    template.Must(template.New("page").Funcs(funcs).Parse(pageHTML)),
 		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing()), proxies: cfg.TrustedProxies, seller: cfg.Seller}
 	if s.seller.Name == "" {
 		s.seller.Name = "rentapi"
@@ -111,31 +102,29 @@ func New(cfg Config, next API) http.Handler {
 	}
 
 	browser := request.NewMux()
-	s.routes(browser, p)
+	s.routes(browser)
 
-	pay := p.logged(browser.ServeMux, protect(browser))
-	notFound := p.logged(nil, protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.fail(w, r, http.StatusNotFound, nil)
-	})))
-	nobodys := p.logged(nil, protect(http.HandlerFunc(s.notFound)))
+	served := s.logged(browser.ServeMux, protect(browser))
+	noPayment := s.logged(nil, protect(s.pages(payArea)(notFound)))
+	noPage := s.logged(nil, protect(s.pages(homeArea)(nobodys)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case next.Handles(r.URL.Path):
 			next.ServeHTTP(w, r)
 		case !browser.Handles(r.URL.Path) && wantsHTML(r):
-			nobodys.ServeHTTP(w, r) // a browser at a path that is nobody's gets a page
+			noPage.ServeHTTP(w, r) // a browser at a path that is nobody's gets a page
 		case !browser.Handles(r.URL.Path):
 			next.ServeHTTP(w, r) // an API client gets the envelope's route_not_found
 		case !request.CleanPath(r.URL.Path) || !utf8.ValidString(r.URL.Path) || strings.ContainsFunc(r.URL.Path, unicode.IsControl):
 			// A page has one address: no redirect to it, and no odd bytes
 			// reach a query.
-			if strings.HasPrefix(r.URL.Path, "/pay/") {
-				notFound.ServeHTTP(w, r)
+			if strings.HasPrefix(r.URL.Path, payArea.Base+"/") {
+				noPayment.ServeHTTP(w, r)
 			} else {
-				nobodys.ServeHTTP(w, r)
+				noPage.ServeHTTP(w, r)
 			}
 		default:
-			pay.ServeHTTP(w, r)
+			served.ServeHTTP(w, r)
 		}
 	})
 }
@@ -146,14 +135,14 @@ func New(cfg Config, next API) http.Handler {
 //
 // mux names the route; with none (a path with empty or dot segments, which
 // a mux would name by its cleaned path, token and all) the route is "".
-func (p *pages) logged(mux *http.ServeMux, h http.Handler) http.Handler {
+func (s *site) logged(mux *http.ServeMux, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		line, r := request.Begin(w, r)
 		var route string
 		if mux != nil {
 			_, route = mux.Handler(r)
 		}
-		defer func() { p.log.InfoContext(r.Context(), "request", line.Attrs(r, route, p.proxies)...) }()
+		defer func() { s.log.InfoContext(r.Context(), "request", line.Attrs(r, route, s.proxies)...) }()
 		h.ServeHTTP(line.W, r)
 	})
 }
@@ -173,72 +162,4 @@ func protect(h http.Handler) http.Handler {
 		hd.Set("X-Robots-Tag", "noindex, nofollow")
 		h.ServeHTTP(w, r)
 	})
-}
-
-// handlePage is a tenant opening the payment page: it opens (or reopens)
-// the payment, and shows the bill with the QR or why there is none.
-func (p *pages) handlePage(w http.ResponseWriter, r *http.Request) {
-	var co *store.Checkout
-	err := p.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
-		co, err = tx.OpenPayment(r.Context(), r.PathValue("token"))
-		return err
-	})
-	if err != nil {
-		p.fail(w, r, request.StatusOf(err), err)
-		return
-	}
-	var buf bytes.Buffer
-	if err := p.page.Execute(&buf, newView(co)); err != nil {
-		p.fail(w, r, http.StatusInternalServerError, err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(buf.Bytes())
-}
-
-// handleHead answers a HEAD of a payment page with the page's status and
-// type but opens no payment: only a tenant's GET starts a QR's 15 minutes.
-func (p *pages) handleHead(w http.ResponseWriter, r *http.Request) {
-	if err := p.db.Read().PaymentLinkExists(r.Context(), r.PathValue("token")); err != nil {
-		p.fail(w, r, request.StatusOf(err), err)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-}
-
-// handleQR serves the QR image of a pending payment of the link.
-func (p *pages) handleQR(w http.ResponseWriter, r *http.Request) {
-	payment, ok := strings.CutSuffix(r.PathValue("payment"), ".png")
-	if !ok {
-		p.fail(w, r, http.StatusNotFound, nil)
-		return
-	}
-	payload, err := p.db.Read().PendingQR(r.Context(), r.PathValue("token"), payment, p.db.Now())
-	if err != nil {
-		p.fail(w, r, request.StatusOf(err), err)
-		return
-	}
-	png, err := promptpay.PNG(payload, 320)
-	if err != nil {
-		p.fail(w, r, http.StatusInternalServerError, err)
-		return
-	}
-	w.Header().Set("Content-Type", "image/png")
-	w.Write(png)
-}
-
-// fail answers with a short bilingual error page; the cause goes to the log.
-func (p *pages) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
-	if err != nil && status >= 500 {
-		p.log.ErrorContext(context.WithoutCancel(r.Context()), "payment page", "request_id", request.ID(r.Context()),
-			"path_token_len", len(r.PathValue("token")), "error", err.Error())
-	}
-	if status == http.StatusServiceUnavailable {
-		w.Header().Set("Retry-After", "1")
-	}
-	var buf bytes.Buffer
-	p.page.Execute(&buf, view{Error: status})
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	w.Write(buf.Bytes())
 }

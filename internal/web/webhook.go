@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"rentapi/internal/rental"
-	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -26,9 +25,6 @@ type hooks struct {
 	Mode rental.Mode
 	// Base is the mode's list, the root of its pages' paths.
 	Base string
-	// session is the developer's session, which a signing secret made on
-	// one page is shown to on the next (reveal.go).
-	session string
 }
 
 // Live reports whether the pages are of live mode.
@@ -141,388 +137,312 @@ type deliveriesView struct {
 // deliveriesPerPage is how many deliveries a page of the log shows.
 const deliveriesPerPage = 20
 
-// errEndpointOff refuses a send to a disabled endpoint, as the API does
-// (409 webhook_endpoint_disabled), in the portal's words.
-var errEndpointOff = rental.Conflict("webhook_endpoint_disabled",
-	"endpoint นี้ปิดใช้อยู่ เปิดใช้ก่อน · The endpoint is disabled; enable it first.")
-
-// hookPages runs h for a webhook page of the developer's own application
-// in the path's mode.
-func (s *site) hookPages(h func(w http.ResponseWriter, r *http.Request, pg page, hk hooks)) http.HandlerFunc {
-	return s.developerApp(func(w http.ResponseWriter, r *http.Request, p *rental.Person, session string, app *rental.Application) {
-		mode := rental.Mode(r.PathValue("mode"))
-		if mode != rental.ModeTest && mode != rental.ModeLive {
-			s.fail(w, r, portalArea, rental.NotFound("page", ""))
-			return
-		}
-		hk := hooks{App: app, Mode: mode, Base: "/portal/apps/" + app.ID + "/webhooks/" + string(mode), session: session}
-		pg := page{Area: portalArea, Person: p, Flash: done[r.URL.Query().Get("done")]}
-		h(w, r, pg, hk)
-	})
+// hookPage is a webhook page of the portal, with the message of the
+// change that sent the browser to it.
+func hookPage(r *http.Request, v *visit) page {
+	return page{Area: portalArea, Person: v.person, Flash: done[r.URL.Query().Get("done")]}
 }
 
-// endpointPages runs h for a page of one endpoint of the application and
-// mode; another's is not found.
-func (s *site) endpointPages(h func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint)) http.HandlerFunc {
-	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
-		e, err := s.db.Read().GetEndpoint(r.Context(), hk.App.ID, hk.Mode, r.PathValue("endpoint_id"))
-		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		h(w, r, pg, hk, e)
-	})
-}
-
-// shown is a refusal to show on the form it came from: a rental error the
-// person can act on, its status and its words; ok is false for anything
-// else (a failure of ours, for the error page).
-func shown(err error) (status int, msg string, ok bool) {
-	e, isRental := rental.AsError(err)
-	status = request.StatusOf(err)
-	if !isRental || status >= 500 {
-		return 0, "", false
-	}
-	th := "ข้อมูลไม่ถูกต้อง"
-	switch e.Code {
-	case "invalid_url":
-		th = "ใช้ URL นี้ไม่ได้"
-	case "plan_limit_reached":
-		th = "จำนวน endpoint ครบตามแพ็กเกจแล้ว"
-	}
-	return status, th + " · " + e.Message, true
+// hookWords say in Thai what a refusal shown on an endpoint's form is
+// about.
+var hookWords = formWords{
+	byCode: map[string]string{
+		"invalid_url":        "ใช้ URL นี้ไม่ได้",
+		"plan_limit_reached": "จำนวน endpoint ครบตามแพ็กเกจแล้ว",
+	},
+	other: "ข้อมูลไม่ถูกต้อง",
 }
 
 // handleWebhooksHome sends the webhooks of an application to its test mode.
-func (s *site) handleWebhooksHome() http.HandlerFunc {
-	return s.developerApp(func(w http.ResponseWriter, r *http.Request, _ *rental.Person, _ string, app *rental.Application) {
-		http.Redirect(w, r, "/portal/apps/"+app.ID+"/webhooks/"+string(rental.ModeTest), http.StatusSeeOther)
-	})
+func (s *site) handleWebhooksHome(w http.ResponseWriter, r *http.Request, v *visit) error {
+	app := v.app
+	http.Redirect(w, r, "/portal/apps/"+app.ID+"/webhooks/"+string(rental.ModeTest), http.StatusSeeOther)
+	return nil
 }
 
 // handleEndpoints lists the mode's endpoints.
-func (s *site) handleEndpoints() http.HandlerFunc {
-	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
-		s.renderEndpoints(w, r, http.StatusOK, pg, hk)
-	})
+func (s *site) handleEndpoints(w http.ResponseWriter, r *http.Request, v *visit) error {
+	return s.renderEndpoints(w, r, http.StatusOK, hookPage(r, v), v.hooks)
 }
 
-func (s *site) renderEndpoints(w http.ResponseWriter, r *http.Request, status int, pg page, hk hooks) {
+// renderEndpoints shows the list of the mode's endpoints.
+func (s *site) renderEndpoints(w http.ResponseWriter, r *http.Request, status int, pg page, hk hooks) error {
 	// A plan allows at most 100 endpoints in all: one page holds a mode's.
 	list, _, err := s.db.Read().ListEndpoints(r.Context(), hk.App.ID, hk.Mode, store.Page{Limit: 100})
 	if err != nil {
-		s.fail(w, r, portalArea, err)
-		return
+		return err
 	}
 	pg.Wide = true
 	pg.Data = endpointsView{hooks: hk, Endpoints: list}
-	s.render(w, r, status, "webhooks", pg)
+	return s.render(w, r, status, "webhooks", pg)
 }
 
 // handleNewEndpoint shows the create form.
-func (s *site) handleNewEndpoint() http.HandlerFunc {
-	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
-		pg.Data = newEndpointView{hooks: hk, Form: endpointForm{Events: []string{"*"}}, Types: eventChoices}
-		s.render(w, r, http.StatusOK, "webhook_new", pg)
-	})
+func (s *site) handleNewEndpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
+	pg, hk := hookPage(r, v), v.hooks
+	pg.Data = newEndpointView{hooks: hk, Form: endpointForm{Events: []string{"*"}}, Types: eventChoices}
+	return s.render(w, r, http.StatusOK, "webhook_new", pg)
 }
 
 // handleCreateEndpoint creates an endpoint and sends the browser to the
 // page that shows its secret, once. A refusal (the URL guard, the plan's
 // limit, a bad value) is shown on the form, which keeps what was typed.
-func (s *site) handleCreateEndpoint() http.HandlerFunc {
-	return s.hookPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks) {
-		if err := form(w, r); err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		f := readEndpointForm(r)
-		var e *rental.WebhookEndpoint
-		spec, err := f.change().Check(true, s.guard.CheckFunc(r.Context()))
-		if err == nil {
-			err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
-				e, err = tx.CreateEndpoint(r.Context(), hk.App, hk.Mode, spec, s.secret)
-				return err
-			})
-		}
-		if status, msg, ok := shown(err); ok {
-			pg.Error = msg
-			pg.Data = newEndpointView{hooks: hk, Form: f, Types: eventChoices}
-			s.render(w, r, status, "webhook_new", pg)
-			return
-		}
-		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		s.showOnce(w, r, hk.session, e.ID, reveal{Secret: e.Secret}, hk.Base+"/"+e.ID+"/secret")
-	})
+func (s *site) handleCreateEndpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
+	pg, hk := hookPage(r, v), v.hooks
+	if err := form(w, r); err != nil {
+		return err
+	}
+	f := readEndpointForm(r)
+	var e *rental.WebhookEndpoint
+	spec, err := f.change().Check(true, s.guard.CheckFunc(r.Context()))
+	if err == nil {
+		err = s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
+			e, err = tx.CreateEndpoint(r.Context(), hk.App, hk.Mode, spec, s.secret)
+			return err
+		})
+	}
+	if msg, status, ok := formError(err, hookWords); ok {
+		pg.Error = msg
+		pg.Data = newEndpointView{hooks: hk, Form: f, Types: eventChoices}
+		return s.render(w, r, status, "webhook_new", pg)
+	}
+	if err != nil {
+		return err
+	}
+	return s.showOnce(w, r, v.session, e.ID, reveal{Secret: e.Secret}, hk.Base+"/"+e.ID+"/secret")
 }
 
 // handleEndpointSecret shows an endpoint's signing secret made (or
 // rotated) by this session, the one time; any later look says it was
 // shown (410).
-func (s *site) handleEndpointSecret() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		shown, ok := s.takeReveal(w, r, hk.session, e.ID)
-		e.Secret = shown.Secret
-		v := secretView{hooks: hk, Endpoint: e}
-		if shown.OldUntil != 0 {
-			v.Rotated, v.OldUntil = true, rental.UnixMilli(shown.OldUntil)
-		}
-		pg.Data = v
-		status := http.StatusOK
-		if !ok {
-			status = http.StatusGone
-		}
-		s.render(w, r, status, "webhook_secret", pg)
-	})
+func (s *site) handleEndpointSecret(w http.ResponseWriter, r *http.Request, v *visit) error {
+	pg, hk, e := hookPage(r, v), v.hooks, v.endpoint
+	shown, ok := s.takeReveal(w, r, v.session, e.ID)
+	e.Secret = shown.Secret
+	sv := secretView{hooks: hk, Endpoint: e}
+	if shown.OldUntil != 0 {
+		sv.Rotated, sv.OldUntil = true, rental.UnixMilli(shown.OldUntil)
+	}
+	pg.Data = sv
+	status := http.StatusOK
+	if !ok {
+		status = http.StatusGone
+	}
+	return s.render(w, r, status, "webhook_secret", pg)
 }
 
 // handleEndpoint shows an endpoint with its edit form and actions.
-func (s *site) handleEndpoint() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		s.renderEndpoint(w, r, http.StatusOK, pg, hk, e, formOf(e))
-	})
+func (s *site) handleEndpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
+	pg, hk, e := hookPage(r, v), v.hooks, v.endpoint
+	return s.renderEndpoint(w, r, http.StatusOK, pg, hk, e, formOf(e))
 }
 
-func (s *site) renderEndpoint(w http.ResponseWriter, r *http.Request, status int, pg page, hk hooks, e *rental.WebhookEndpoint, f endpointForm) {
-	v := endpointView{hooks: hk, Endpoint: e, Form: f, Types: eventChoices}
+// renderEndpoint shows an endpoint's page with the form f.
+func (s *site) renderEndpoint(w http.ResponseWriter, r *http.Request, status int, pg page, hk hooks, e *rental.WebhookEndpoint, f endpointForm) error {
+	ev := endpointView{hooks: hk, Endpoint: e, Form: f, Types: eventChoices}
 	if hk.Live() {
 		all, err := s.db.Read().LiveAccounts(r.Context(), hk.App.ID)
 		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
+			return err
 		}
 		for _, a := range all {
 			if !a.Revoked {
-				v.Accounts = append(v.Accounts, a)
+				ev.Accounts = append(ev.Accounts, a)
 			}
 		}
 	}
 	pg.Wide = true
-	pg.Data = v
-	s.render(w, r, status, "webhook", pg)
+	pg.Data = ev
+	return s.render(w, r, status, "webhook", pg)
 }
 
 // handleUpdateEndpoint saves the edit form: URL, events and description.
-func (s *site) handleUpdateEndpoint() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		if err := form(w, r); err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		f := readEndpointForm(r)
-		spec, err := f.change().Check(false, s.guard.CheckFunc(r.Context()))
-		if err == nil {
-			err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
-				_, err := tx.UpdateEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID, spec)
-				return err
-			})
-		}
-		if status, msg, ok := shown(err); ok && !rental.IsNotFound(err) {
-			pg.Error = msg
-			s.renderEndpoint(w, r, status, pg, hk, e, f)
-			return
-		}
-		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		http.Redirect(w, r, hk.Base+"/"+e.ID+"?done=saved", http.StatusSeeOther)
-	})
+func (s *site) handleUpdateEndpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
+	pg, hk, e := hookPage(r, v), v.hooks, v.endpoint
+	if err := form(w, r); err != nil {
+		return err
+	}
+	f := readEndpointForm(r)
+	spec, err := f.change().Check(false, s.guard.CheckFunc(r.Context()))
+	if err == nil {
+		err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
+			_, err := tx.UpdateEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID, spec)
+			return err
+		})
+	}
+	if msg, status, ok := formError(err, hookWords); ok {
+		pg.Error = msg
+		return s.renderEndpoint(w, r, status, pg, hk, e, f)
+	}
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, hk.Base+"/"+e.ID+"?done=saved", http.StatusSeeOther)
+	return nil
 }
 
 // handleEndpointStatus enables or disables an endpoint.
-func (s *site) handleEndpointStatus() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		if err := form(w, r); err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		status := r.PostForm.Get("status")
-		spec, err := rental.EndpointChange{Status: rental.Of(status)}.Check(false, s.guard.CheckFunc(r.Context()))
-		spec.DisabledReason = "Disabled in the developer portal."
-		if err == nil {
-			err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
-				_, err := tx.UpdateEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID, spec)
-				return err
-			})
-		}
-		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		http.Redirect(w, r, hk.Base+"/"+e.ID+"?done="+status, http.StatusSeeOther)
-	})
+func (s *site) handleEndpointStatus(w http.ResponseWriter, r *http.Request, v *visit) error {
+	hk, e := v.hooks, v.endpoint
+	if err := form(w, r); err != nil {
+		return err
+	}
+	status := r.PostForm.Get("status")
+	spec, err := rental.EndpointChange{Status: rental.Of(status)}.Check(false, s.guard.CheckFunc(r.Context()))
+	spec.DisabledReason = "Disabled in the developer portal."
+	if err == nil {
+		err = s.db.InTx(r.Context(), func(tx *store.Tx) error {
+			_, err := tx.UpdateEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID, spec)
+			return err
+		})
+	}
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, hk.Base+"/"+e.ID+"?done="+status, http.StatusSeeOther)
+	return nil
 }
 
 // handleRotateSecret gives the endpoint a new secret and sends the browser
 // to the page that shows it, once; the old one keeps signing for
 // rental.SecretOverlap.
-func (s *site) handleRotateSecret() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		var rotated *rental.WebhookEndpoint
-		err := s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
-			rotated, err = tx.RotateSecret(r.Context(), hk.App.ID, hk.Mode, e.ID, s.secret)
-			return err
-		})
-		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		s.showOnce(w, r, hk.session, e.ID, reveal{Secret: rotated.Secret, OldUntil: rotated.UpdatedAt.Add(rental.SecretOverlap).UnixMilli()}, hk.Base+"/"+e.ID+"/secret")
+func (s *site) handleRotateSecret(w http.ResponseWriter, r *http.Request, v *visit) error {
+	hk, e := v.hooks, v.endpoint
+	var rotated *rental.WebhookEndpoint
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
+		rotated, err = tx.RotateSecret(r.Context(), hk.App.ID, hk.Mode, e.ID, s.secret)
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	return s.showOnce(w, r, v.session, e.ID, reveal{Secret: rotated.Secret, OldUntil: rotated.UpdatedAt.Add(rental.SecretOverlap).UnixMilli()}, hk.Base+"/"+e.ID+"/secret")
 }
 
 // handleTestEvent sends a webhook.test event to the endpoint, as the API's
 // POST /test does: from the sandbox in test mode, from the linked account
 // chosen in live mode.
-func (s *site) handleTestEvent() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		if err := form(w, r); err != nil {
-			s.fail(w, r, portalArea, err)
-			return
+func (s *site) handleTestEvent(w http.ResponseWriter, r *http.Request, v *visit) error {
+	hk, e := v.hooks, v.endpoint
+	if err := form(w, r); err != nil {
+		return err
+	}
+	if err := e.CheckSendable(); err != nil {
+		return err
+	}
+	acctID := hk.App.SandboxAccountID
+	if hk.Live() {
+		acctID = r.PostForm.Get("account")
+	}
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+		acct, err := tx.GetAccount(r.Context(), hk.App.ID, acctID)
+		if err == nil {
+			err = e.CheckTestEvent(acct)
 		}
-		if e.CheckSendable() != nil {
-			s.fail(w, r, portalArea, errEndpointOff)
-			return
-		}
-		acctID := hk.App.SandboxAccountID
-		if hk.Live() {
-			acctID = r.PostForm.Get("account")
-		}
-		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
-			acct, err := tx.GetAccount(r.Context(), hk.App.ID, acctID)
-			if err == nil {
-				err = e.CheckTestEvent(acct)
-			}
-			if err != nil {
-				return err
-			}
-			_, err = tx.RecordTestEvent(r.Context(), acct, e)
-			return err
-		})
 		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
+			return err
 		}
-		http.Redirect(w, r, hk.Base+"/"+e.ID+"/deliveries?done=test", http.StatusSeeOther)
+		_, err = tx.RecordTestEvent(r.Context(), acct, e)
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, hk.Base+"/"+e.ID+"/deliveries?done=test", http.StatusSeeOther)
+	return nil
 }
 
 // handleDeletePage asks before deleting an endpoint.
-func (s *site) handleDeletePage() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		pg.Data = endpointView{hooks: hk, Endpoint: e}
-		s.render(w, r, http.StatusOK, "webhook_delete", pg)
-	})
+func (s *site) handleDeletePage(w http.ResponseWriter, r *http.Request, v *visit) error {
+	pg, hk, e := hookPage(r, v), v.hooks, v.endpoint
+	pg.Data = endpointView{hooks: hk, Endpoint: e}
+	return s.render(w, r, http.StatusOK, "webhook_delete", pg)
 }
 
 // handleDeleteEndpoint deletes an endpoint and its delivery log.
-func (s *site) handleDeleteEndpoint() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
-			return tx.DeleteEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID)
-		})
-		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
-		}
-		http.Redirect(w, r, hk.Base+"?done=deleted", http.StatusSeeOther)
+func (s *site) handleDeleteEndpoint(w http.ResponseWriter, r *http.Request, v *visit) error {
+	hk, e := v.hooks, v.endpoint
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+		return tx.DeleteEndpoint(r.Context(), hk.App.ID, hk.Mode, e.ID)
 	})
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, hk.Base+"?done=deleted", http.StatusSeeOther)
+	return nil
 }
 
 // handleDeliveries shows an endpoint's delivery log, newest first, a page
 // at a time; ?older= names the last delivery of the page before.
-func (s *site) handleDeliveries() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		p := store.Page{Limit: deliveriesPerPage}
-		if q := r.URL.Query(); q.Has("older") {
-			pos, ok := parsePosition(q.Get("older"))
-			if !ok {
-				s.fail(w, r, portalArea, rental.Invalid("older", "The page asked for does not exist."))
-				return
-			}
-			p.After = &pos
-		}
-		list, more, err := s.db.Read().ListDeliveries(r.Context(), hk.App.ID, hk.Mode, e.ID, store.DeliveryFilter{}, p)
+func (s *site) handleDeliveries(w http.ResponseWriter, r *http.Request, v *visit) error {
+	pg, hk, e := hookPage(r, v), v.hooks, v.endpoint
+	p := store.Page{Limit: deliveriesPerPage}
+	if q := r.URL.Query(); q.Has("older") {
+		ms, id, err := rental.ParsePosition("older", q.Get("older"))
 		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
+			return err
 		}
-		v := deliveriesView{hooks: hk, Endpoint: e, Deliveries: list}
-		if more {
-			last := list[len(list)-1]
-			v.Older = "?older=" + url.QueryEscape(strconv.FormatInt(last.CreatedAt.UnixMilli(), 10)+"."+last.ID)
-		}
-		pg.Wide = true
-		pg.Data = v
-		s.render(w, r, http.StatusOK, "deliveries", pg)
-	})
-}
-
-// parsePosition reads the "<created ms>.<id>" of ?older=.
-func parsePosition(s string) (store.Position, bool) {
-	ms, id, ok := strings.Cut(s, ".")
-	n, err := strconv.ParseInt(ms, 10, 64)
-	if !ok || err != nil || n < 0 || id == "" || len(id) > 64 || strings.IndexFunc(id, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_')
-	}) >= 0 {
-		return store.Position{}, false
+		p.After = &store.Position{CreatedAt: ms, ID: id}
 	}
-	return store.Position{CreatedAt: n, ID: id}, true
+	list, more, err := s.db.Read().ListDeliveries(r.Context(), hk.App.ID, hk.Mode, e.ID, store.DeliveryFilter{}, p)
+	if err != nil {
+		return err
+	}
+	dv := deliveriesView{hooks: hk, Endpoint: e, Deliveries: list}
+	if more {
+		last := list[len(list)-1]
+		dv.Older = "?older=" + url.QueryEscape(strconv.FormatInt(last.CreatedAt.UnixMilli(), 10)+"."+last.ID)
+	}
+	pg.Wide = true
+	pg.Data = dv
+	return s.render(w, r, http.StatusOK, "deliveries", pg)
 }
 
 // handleResend sends a delivery of the endpoint again, as the API's resend
 // does: at once, as a new run of attempts with the same event and body.
-func (s *site) handleResend() http.HandlerFunc {
-	return s.endpointPages(func(w http.ResponseWriter, r *http.Request, pg page, hk hooks, e *rental.WebhookEndpoint) {
-		if e.CheckSendable() != nil {
-			s.fail(w, r, portalArea, errEndpointOff)
-			return
+func (s *site) handleResend(w http.ResponseWriter, r *http.Request, v *visit) error {
+	hk, e := v.hooks, v.endpoint
+	if err := e.CheckSendable(); err != nil {
+		return err
+	}
+	id := r.PathValue("delivery_id")
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+		d, err := tx.GetDelivery(r.Context(), hk.App.ID, hk.Mode, id)
+		if err == nil && d.EndpointID != e.ID {
+			err = rental.NotFound("webhook_delivery", id)
 		}
-		id := r.PathValue("delivery_id")
-		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
-			d, err := tx.GetDelivery(r.Context(), hk.App.ID, hk.Mode, id)
-			if err == nil && d.EndpointID != e.ID {
-				err = rental.NotFound("webhook_delivery", id)
-			}
-			if err != nil {
-				return err
-			}
-			_, err = tx.Resend(r.Context(), hk.App.ID, hk.Mode, id)
-			return err
-		})
 		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
+			return err
 		}
-		http.Redirect(w, r, hk.Base+"/"+e.ID+"/deliveries?done=resent", http.StatusSeeOther)
+		_, err = tx.Resend(r.Context(), hk.App.ID, hk.Mode, id)
+		return err
 	})
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, hk.Base+"/"+e.ID+"/deliveries?done=resent", http.StatusSeeOther)
+	return nil
 }
 
 // handleSandboxReset asks before resetting the application's sandbox (GET)
 // and resets it (POST), as the API's test helper does: every change to the
 // sandbox and its events are deleted, and the sample data put back.
-func (s *site) handleSandboxReset() http.HandlerFunc {
-	return s.developerApp(func(w http.ResponseWriter, r *http.Request, p *rental.Person, _ string, app *rental.Application) {
-		hk := hooks{App: app, Mode: rental.ModeTest, Base: "/portal/apps/" + app.ID + "/webhooks/" + string(rental.ModeTest)}
-		if r.Method != http.MethodPost { // GET and HEAD ask; only a POST resets
-			s.render(w, r, http.StatusOK, "sandbox_reset", page{Area: portalArea, Person: p, Data: hk})
-			return
-		}
-		err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
-			acct, err := tx.GetAccount(r.Context(), app.ID, app.SandboxAccountID)
-			if err != nil {
-				return err
-			}
-			return tx.ResetSandbox(r.Context(), acct)
-		})
+func (s *site) handleSandboxReset(w http.ResponseWriter, r *http.Request, v *visit) error {
+	p, app := v.person, v.app
+	hk := hooks{App: app, Mode: rental.ModeTest, Base: "/portal/apps/" + app.ID + "/webhooks/" + string(rental.ModeTest)}
+	if r.Method != http.MethodPost { // GET and HEAD ask; only a POST resets
+		return s.render(w, r, http.StatusOK, "sandbox_reset", page{Area: portalArea, Person: p, Data: hk})
+	}
+	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
+		acct, err := tx.GetAccount(r.Context(), app.ID, app.SandboxAccountID)
 		if err != nil {
-			s.fail(w, r, portalArea, err)
-			return
+			return err
 		}
-		http.Redirect(w, r, hk.Base+"?done=reset", http.StatusSeeOther)
+		return tx.ResetSandbox(r.Context(), acct)
 	})
+	if err != nil {
+		return err
+	}
+	http.Redirect(w, r, hk.Base+"?done=reset", http.StatusSeeOther)
+	return nil
 }
