@@ -12,24 +12,6 @@ import (
 	"rentapi/internal/rental"
 )
 
-// SendArgs is the job that sends one notification over LINE, one attempt a
-// run; River runs it again on the notification's retry schedule.
-type SendArgs struct {
-	NotificationID string `json:"notification_id"`
-}
-
-// Kind names the job in the queue.
-func (SendArgs) Kind() string { return "notification_send" }
-
-// ChatQueue is the queue chat sends run on, apart from webhook deliveries
-// and the sweeps, so a slow chat provider holds up neither.
-const ChatQueue = "chat"
-
-// InsertOpts puts sends on their queue with the notification's attempts.
-func (SendArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: ChatQueue, MaxAttempts: rental.MaxSendAttempts}
-}
-
 const notificationColumns = `id, type, tenant_id, bill_id, text, status, attempts, failure_reason, sent_at, created_at, updated_at`
 
 func scanNotification(sc *scanner, n *rental.Notification) error {
