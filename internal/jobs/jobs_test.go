@@ -190,7 +190,7 @@ func TestPaymentExpiryExactlyOnce(t *testing.T) {
 		}
 		for _, b := range issued {
 			err := e.DB.InTx(ctx, func(tx *store.Tx) error {
-				l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, "https://pay.example")
+				l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, rental.NewPaymentPage("https://pay.example"))
 				if err != nil {
 					return err
 				}

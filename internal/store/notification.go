@@ -98,9 +98,9 @@ func (tx *Tx) notifyTarget(ctx context.Context, acct *rental.Account, spec Notif
 
 // CreateNotification queues a notification and its send job in the
 // transaction. A new bill notice of a draft bill issues the bill first; a
-// bill notice of a landlord with QR payments carries the bill's active
-// payment link, made now under base when there is none.
-func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec NotifySpec, base string) (*rental.Notification, error) {
+// bill notice carries the bill's active payment link when
+// rental.Payee.NoticeLinks says so, made now at page when there is none.
+func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec NotifySpec, page rental.PaymentPage) (*rental.Notification, error) {
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec
 			}
 		}
 		n.BillID = &b.ID
-		if notice, err = tx.billNotice(ctx, acct, spec.Type, b, base); err != nil {
+		if notice, err = tx.billNotice(ctx, acct, spec.Type, b, page); err != nil {
 			return nil, err
 		}
 	} else {
@@ -144,10 +144,10 @@ func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec
 	return &n, nil
 }
 
-// billNotice is the content of a bill notice: the bill's lines with its
-// property and room, and the payment link when the landlord takes QR
-// payments and the bill awaits one.
-func (tx *Tx) billNotice(ctx context.Context, acct *rental.Account, typ string, b *rental.Bill, base string) (rental.Notice, error) {
+// billNotice is the content of a bill notice (rental.BillNotice): the
+// bill's lines with its property and room, and the payment link when
+// rental.Payee.NoticeLinks says so.
+func (tx *Tx) billNotice(ctx context.Context, acct *rental.Account, typ string, b *rental.Bill, page rental.PaymentPage) (rental.Notice, error) {
 	p, err := tx.GetProperty(ctx, acct, b.PropertyID)
 	if err != nil {
 		return rental.Notice{}, err
@@ -156,19 +156,17 @@ func (tx *Tx) billNotice(ctx context.Context, acct *rental.Account, typ string, 
 	if err != nil {
 		return rental.Notice{}, err
 	}
+	payee, err := tx.payee(ctx, acct.LandlordID)
+	if err != nil {
+		return rental.Notice{}, err
+	}
 	payURL := ""
-	if typ != rental.NotifyPaymentReceipt {
-		payee, err := tx.payee(ctx, acct.LandlordID)
+	if payee.NoticeLinks(typ, b) {
+		l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, page)
 		if err != nil {
 			return rental.Notice{}, err
 		}
-		if payee.CheckLink(b) == nil {
-			l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, base)
-			if err != nil {
-				return rental.Notice{}, err
-			}
-			payURL = l.URL
-		}
+		payURL = l.URL
 	}
 	return rental.BillNotice(typ, b, p.Name, r.Number, payURL), nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 
 	"rentapi/internal/rental"
 )
@@ -108,16 +107,11 @@ func (db *DB) sealClearLinks(ctx context.Context) error {
 	return nil
 }
 
-// linkPath is the path of every payment link's page, before its token: the
-// web pages serve it, and a copy of an object that names it may hold a
-// link's URL (see holdsLink).
-const linkPath = "/pay/"
-
 // CreatePaymentLink returns the bill's active payment link, making one
-// (created true) when it has none. The page lives at base + linkPath + a
-// fresh unguessable token. A draft or paid bill, a landlord without QR
+// (created true) when it has none at page, a new page the caller made
+// (rental.NewPaymentPage). A draft or paid bill, a landlord without QR
 // payments, or one without a PromptPay receiver is 409 bill_not_payable.
-func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billID, base string) (*rental.PaymentLink, bool, error) {
+func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billID string, page rental.PaymentPage) (*rental.PaymentLink, bool, error) {
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, false, err
 	}
@@ -142,13 +136,13 @@ func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billI
 	if !errors.Is(err, sql.ErrNoRows) {
 		return nil, false, fmt.Errorf("store: payment link: %w", err)
 	}
-	id, token := rental.NewID(rental.PrefixPaymentLink), rental.NewLinkToken()
-	sealed, err := tx.sealLinkURL(id, strings.TrimRight(base, "/")+linkPath+token)
+	id := rental.NewID(rental.PrefixPaymentLink)
+	sealed, err := tx.sealLinkURL(id, page.URL)
 	if err != nil {
 		return nil, false, err
 	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO payment_links (id, landlord_id, bill_id, token_hash, url_sealed, active, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6)`, id, acct.LandlordID, b.ID, linkTokenHash(token), sealed, ms(tx.Now))
+		VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6)`, id, acct.LandlordID, b.ID, linkTokenHash(page.Token), sealed, ms(tx.Now))
 	if err != nil {
 		return nil, false, fmt.Errorf("store: create payment link: %w", err)
 	}
