@@ -136,7 +136,7 @@ func (s *Server) simulatePayment(c *call) (int, any, error) {
 	p := co.Payment
 	switch outcome {
 	case rental.PaymentPaid:
-		conf := rental.Confirmation{Provider: store.SandboxProvider, TransactionID: rental.NewID("sbtxn"), PaymentID: p.ID,
+		conf := rental.Confirmation{Provider: rental.SandboxProvider, TransactionID: rental.NewID("sbtxn"), PaymentID: p.ID,
 			Amount: p.Amount, PaidAt: c.tx.Now}
 		if amount.Set {
 			conf.Amount = amount.Value

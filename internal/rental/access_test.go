@@ -109,7 +109,8 @@ func TestAccessRules(t *testing.T) {
 	}
 }
 
-// Rooms and properties: one tenant per room; a room with a tenant or kept
+// Rooms and properties: one tenant per room, and only a room's tenant
+// moves out of it; a room with a tenant or kept
 // bills, and a property with rooms, cannot be deleted.
 func TestRoomAndPropertyRules(t *testing.T) {
 	t.Parallel()
@@ -120,6 +121,12 @@ func TestRoomAndPropertyRules(t *testing.T) {
 	}
 	if e, _ := AsError(lived.MoveIn()); e.ResourceID != tenant {
 		t.Errorf("room_occupied names %q", e.ResourceID)
+	}
+	if lived.MoveOut() != nil {
+		t.Error("a room with a tenant: move out")
+	}
+	if e, ok := AsError(empty.MoveOut()); !ok || e.Kind != KindNotFound || e.Message != "Room 101 has no tenant." {
+		t.Errorf("a room without a tenant: move out %v", empty.MoveOut())
 	}
 	for _, c := range []struct {
 		room *Room

@@ -262,6 +262,22 @@ func (p *Payment) Confirm(amount int64, paidAt, now time.Time) (at time.Time, fi
 	return paidAt, first
 }
 
+// SandboxProvider is the payment provider of test mode: the test helper
+// confirms sandbox payments under this name, and only sandbox payments
+// accept it.
+const SandboxProvider = "sandbox"
+
+// CheckMode is nil when the confirmation may confirm a payment of a
+// sandbox (or a real) landlord: sandbox payments take only
+// SandboxProvider, and real ones never do. A payment of the wrong side is
+// not found, as if it did not exist.
+func (c Confirmation) CheckMode(sandbox bool) error {
+	if sandbox != (c.Provider == SandboxProvider) {
+		return NotFound("payment", c.PaymentID)
+	}
+	return nil
+}
+
 // Repeats checks a confirmation whose transaction ID was recorded before
 // (for seenPayment and seenAmount): the same one again is a harmless
 // duplicate (nil); the ID reused for another payment or amount is 409

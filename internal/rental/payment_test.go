@@ -75,6 +75,26 @@ func TestPaymentConfirm(t *testing.T) {
 	}
 }
 
+// The sandbox's provider confirms sandbox payments only, and every other
+// provider real payments only: a payment of the other side is not found.
+func TestConfirmationCheckMode(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		provider string
+		sandbox  bool
+		code     string
+	}{
+		{SandboxProvider, true, ""},
+		{SandboxProvider, false, "resource_not_found"},
+		{"kbank", false, ""},
+		{"kbank", true, "resource_not_found"},
+	} {
+		if got := code(Confirmation{Provider: c.provider, PaymentID: "pay_1"}.CheckMode(c.sandbox)); got != c.code {
+			t.Errorf("%s for a sandbox %v payment: %q, want %q", c.provider, c.sandbox, got, c.code)
+		}
+	}
+}
+
 // A pending QR that no longer asks for what is owed is canceled: when the
 // bill is paid, or its amount changed.
 func TestPaymentStale(t *testing.T) {

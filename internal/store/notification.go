@@ -81,10 +81,9 @@ func (tx *Tx) notifyTarget(ctx context.Context, acct *rental.Account, spec Notif
 		if _, err := rental.CheckNotification(spec.Type, b.Status); err != nil {
 			return nil, nil, err
 		}
-		if b.TenantID == nil {
-			return nil, nil, rental.Errorf(rental.KindConflict, "tenant_not_reachable", "Bill %s has no tenant.", b.ID)
+		if tenantID, err = rental.NoticeTenant(b); err != nil {
+			return nil, nil, err
 		}
-		tenantID = *b.TenantID
 	}
 	t, err := tx.GetTenant(ctx, acct, tenantID)
 	if err != nil {

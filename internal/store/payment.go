@@ -10,11 +10,6 @@ import (
 	"rentapi/internal/rental"
 )
 
-// SandboxProvider is the payment provider of test mode: the test helper
-// confirms sandbox payments under this name, and only sandbox payments
-// accept it.
-const SandboxProvider = "sandbox"
-
 const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_paid,
 	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id),
 	(SELECT url_sealed FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at`
@@ -229,8 +224,8 @@ func (tx *Tx) settleBill(ctx context.Context, acct *rental.Account, b *rental.Bi
 // confirmation adds its amount to the payment's and the bill's amount_paid
 // (bill.updated), and the bill is paid once that covers its total. The same
 // transaction ID for another payment or amount is 409
-// transaction_conflict. Sandbox payments take only SandboxProvider, and
-// real ones never do; a payment of the wrong side is not found.
+// transaction_conflict. A payment of the wrong side (sandbox or real) is
+// not found (rental.Confirmation.CheckMode).
 func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *rental.Payment, duplicate bool, err error) {
 	var landlordID string
 	err = tx.c.QueryRowContext(ctx, `SELECT landlord_id FROM payments WHERE id = $1`, c.PaymentID).Scan(&landlordID)
@@ -244,8 +239,8 @@ func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *ren
 	if err != nil {
 		return nil, false, err
 	}
-	if acct.Sandbox != (c.Provider == SandboxProvider) {
-		return nil, false, rental.NotFound("payment", c.PaymentID)
+	if err := c.CheckMode(acct.Sandbox); err != nil {
+		return nil, false, err
 	}
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, false, err
