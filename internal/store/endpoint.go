@@ -277,7 +277,7 @@ func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
 // endpointHealth keeps each endpoint's record of failing after its
 // attempts as rental.EndpointHealth decides: a success clears the record; a
 // failure starts it unless it has started, then the endpoint is disabled
-// if rental.FailedTooLong says so. The failing endpoints are taken in
+// if rental.DisablesFailing says so. The failing endpoints are taken in
 // order of ID, so that two processes recording attempts of the same
 // endpoints lock them in the same order.
 func (tx *Tx) endpointHealth(ctx context.Context, health map[string][]bool) error {
@@ -312,7 +312,7 @@ func (tx *Tx) endpointHealth(ctx context.Context, health map[string][]bool) erro
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // deleted meanwhile
 		}
-		if err == nil && status == rental.EndpointEnabled && rental.FailedTooLong(time.UnixMilli(since), tx.Now) {
+		if err == nil && rental.DisablesFailing(status, time.UnixMilli(since), tx.Now) {
 			_, err = tx.c.ExecContext(ctx, `UPDATE webhook_endpoints SET status = $2, disabled_reason = $3, updated_at = $4
 				WHERE id = $1 AND status = $5`, id, rental.EndpointDisabled, rental.EndpointFailingReason, ms(tx.Now), rental.EndpointEnabled)
 		}

@@ -196,7 +196,7 @@ func (tx *Tx) EndPayment(ctx context.Context, acct *rental.Account, id, status, 
 // canceled (payment.failed), so a tenant can never pay a stale amount; the
 // next opening of the page makes a right one.
 func (tx *Tx) settleBill(ctx context.Context, acct *rental.Account, b *rental.Bill) error {
-	if b.Status == rental.BillPaid {
+	if b.ClosesLinks() {
 		if _, err := tx.c.ExecContext(ctx, `UPDATE payment_links SET active = FALSE, updated_at = $3
 			WHERE landlord_id = $1 AND bill_id = $2 AND active`, acct.LandlordID, b.ID, ms(tx.Now)); err != nil {
 			return fmt.Errorf("store: close payment links: %w", err)
