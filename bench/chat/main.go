@@ -140,7 +140,7 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 		return db.InTx(ctx, func(tx *store.Tx) error {
 			for i := from; i < from+n; i++ {
 				spec := store.NotifySpec{Type: rental.NotifyMessage, TenantID: tenant.ID, Text: strconv.Itoa(i)}
-				if _, err := tx.CreateNotification(ctx, acct, spec, "http://127.0.0.1"); err != nil {
+				if _, err := tx.CreateNotification(ctx, acct, spec, rental.NewPaymentPage("http://127.0.0.1")); err != nil {
 					return err
 				}
 			}

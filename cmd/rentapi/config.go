@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
 )
@@ -157,7 +158,7 @@ func loadProviders(path string) (map[string]string, error) {
 		switch {
 		case !ok || !providerName.MatchString(name):
 			return nil, fmt.Errorf("payment providers: %s line %d: want name=secret with a name of [a-z0-9_-], 1-40 characters", path, i+1)
-		case name == store.SandboxProvider:
+		case name == rental.SandboxProvider:
 			return nil, fmt.Errorf("payment providers: %s line %d: %q is test mode's own provider", path, i+1, name)
 		case len(sec) < 16:
 			return nil, fmt.Errorf("payment providers: %s line %d: the secret of %s is shorter than 16 characters", path, i+1, name)

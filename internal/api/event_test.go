@@ -44,7 +44,7 @@ func BenchmarkListEvents(b *testing.B) {
 				if err != nil || len(bills) == 0 {
 					b.Fatalf("no issued bill in the sandbox: %v", err)
 				}
-				l, _, err := tx.CreatePaymentLink(ctx, acct, bills[0].ID, base)
+				l, _, err := tx.CreatePaymentLink(ctx, acct, bills[0].ID, rental.NewPaymentPage(base))
 				if err != nil {
 					return err
 				}

@@ -74,7 +74,7 @@ func (s *Server) send(c *call, spec store.NotifySpec) (int, any, error) {
 	if err := s.limits.sending(c.ctx, c.acct(), s.now()); err != nil {
 		return 0, nil, err
 	}
-	n, err := c.tx.CreateNotification(c.ctx, c.acct(), spec, s.publicURL)
+	n, err := c.tx.CreateNotification(c.ctx, c.acct(), spec, rental.NewPaymentPage(s.publicURL))
 	if err != nil {
 		return 0, nil, err
 	}

@@ -18,7 +18,7 @@ func (s *Server) createPaymentLink(c *call) (int, any, error) {
 	if _, err := parseObject(c.body); err != nil {
 		return 0, nil, err
 	}
-	l, created, err := c.tx.CreatePaymentLink(c.ctx, c.acct(), c.r.PathValue("bill_id"), s.publicURL)
+	l, created, err := c.tx.CreatePaymentLink(c.ctx, c.acct(), c.r.PathValue("bill_id"), rental.NewPaymentPage(s.publicURL))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -122,7 +122,7 @@ func (s *Server) simulatePayment(c *call) (int, any, error) {
 	if amount.Set && outcome != rental.PaymentPaid {
 		return 0, nil, rental.Invalid("amount_paid", "amount_paid goes only with outcome paid.")
 	}
-	link, _, err := c.tx.CreatePaymentLink(c.ctx, c.acct(), billID, s.publicURL)
+	link, _, err := c.tx.CreatePaymentLink(c.ctx, c.acct(), billID, rental.NewPaymentPage(s.publicURL))
 	if err != nil {
 		return 0, nil, err
 	}
@@ -136,7 +136,7 @@ func (s *Server) simulatePayment(c *call) (int, any, error) {
 	p := co.Payment
 	switch outcome {
 	case rental.PaymentPaid:
-		conf := rental.Confirmation{Provider: store.SandboxProvider, TransactionID: rental.NewID("sbtxn"), PaymentID: p.ID,
+		conf := rental.Confirmation{Provider: rental.SandboxProvider, TransactionID: rental.NewID("sbtxn"), PaymentID: p.ID,
 			Amount: p.Amount, PaidAt: c.tx.Now}
 		if amount.Set {
 			conf.Amount = amount.Value

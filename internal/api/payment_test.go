@@ -321,7 +321,7 @@ func TestProviderConfirmations(t *testing.T) {
 			{"bad signature", confirmation{at: now, body: good, signature: "sha256=" + strings.Repeat("0", 64)}, 401, "invalid_signature"},
 			{"other secret", confirmation{provider: testProvider, secret: "another_secret_0123456789", at: now, body: good}, 401, "invalid_signature"},
 			{"unknown provider", confirmation{provider: "scb", secret: testProviderSecret, at: now, body: good}, 401, "invalid_signature"},
-			{"sandbox provider", confirmation{provider: store.SandboxProvider, secret: testProviderSecret, at: now, body: good}, 401, "invalid_signature"},
+			{"sandbox provider", confirmation{provider: rental.SandboxProvider, secret: testProviderSecret, at: now, body: good}, 401, "invalid_signature"},
 			{"stale", confirmation{at: now.Add(-6 * time.Minute), body: good}, 401, "timestamp_out_of_tolerance"},
 			{"future", confirmation{at: now.Add(6 * time.Minute), body: good}, 401, "timestamp_out_of_tolerance"},
 			{"unknown payment", confirmation{at: now, body: confirmationBody("kb-txn-2", "pay_nosuchpayment000000000000", p.total)}, 404, "resource_not_found"},

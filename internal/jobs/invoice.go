@@ -9,13 +9,6 @@ import (
 	"rentapi/internal/store"
 )
 
-// CloseMonthArgs asks for the monthly close: every developer's invoice for
-// the month before the store's clock's (Thailand time).
-type CloseMonthArgs struct{}
-
-// Kind names the job in the queue.
-func (CloseMonthArgs) Kind() string { return "invoice_close" }
-
 // monthly is River's schedule of the monthly close: 00:00 on the 1st of
 // each month, Asia/Bangkok.
 type monthly struct{}

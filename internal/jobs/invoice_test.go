@@ -36,8 +36,8 @@ func TestMonthlyCloseExactlyOnce(t *testing.T) {
 			t.Fatalf("%d invoices for a month not yet ended (%v)", n, err)
 		}
 		e.Clock.Advance(time.Date(2026, 12, 1, 0, 0, 0, 0, rental.Bangkok).Sub(e.Clock.Now()))
-		racers := race(t, e, jobs.CloseMonthArgs{}, func() (int, error) { return jobs.CloseLastMonth(context.Background(), e.DB) })
-		quiesce(t, racers, jobs.CloseMonthArgs{}.Kind())
+		racers := race(t, e, store.CloseMonthArgs{}, func() (int, error) { return jobs.CloseLastMonth(context.Background(), e.DB) })
+		quiesce(t, racers, store.CloseMonthArgs{}.Kind())
 		if n, err := jobs.CloseMonth(ctx, e.DB, "2026-11"); err != nil || n != 0 {
 			t.Fatalf("a second close made %d invoices (%v)", n, err)
 		}

@@ -25,25 +25,6 @@ import (
 	"rentapi/internal/webhook"
 )
 
-// OverdueArgs asks for a sweep of issued bills past their due date.
-type OverdueArgs struct{}
-
-// Kind names the job in the queue.
-func (OverdueArgs) Kind() string { return "overdue_sweep" }
-
-// RetentionArgs asks for the deletion of data past its retention: events
-// and webhook deliveries (30 days) and stored idempotent responses (24 hours).
-type RetentionArgs struct{}
-
-// Kind names the job in the queue.
-func (RetentionArgs) Kind() string { return "retention_sweep" }
-
-// ExpiryArgs asks for a sweep of pending payments past their expiry.
-type ExpiryArgs struct{}
-
-// Kind names the job in the queue.
-func (ExpiryArgs) Kind() string { return "payment_expiry_sweep" }
-
 // sweepWorker runs one of the periodic sweeps.
 type sweepWorker[T river.JobArgs] struct {
 	river.WorkerDefaults[T]
@@ -204,19 +185,19 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		return nil, errors.New("jobs: a server secret is needed to sign webhook deliveries")
 	}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &sweepWorker[OverdueArgs]{sweep: func(ctx context.Context) error {
+	river.AddWorker(workers, &sweepWorker[store.OverdueArgs]{sweep: func(ctx context.Context) error {
 		_, err := SweepOverdue(ctx, db)
 		return err
 	}})
-	river.AddWorker(workers, &sweepWorker[ExpiryArgs]{sweep: func(ctx context.Context) error {
+	river.AddWorker(workers, &sweepWorker[store.ExpiryArgs]{sweep: func(ctx context.Context) error {
 		_, err := SweepExpiredPayments(ctx, db)
 		return err
 	}})
-	river.AddWorker(workers, &sweepWorker[CloseMonthArgs]{sweep: func(ctx context.Context) error {
+	river.AddWorker(workers, &sweepWorker[store.CloseMonthArgs]{sweep: func(ctx context.Context) error {
 		_, err := CloseLastMonth(ctx, db)
 		return err
 	}})
-	river.AddWorker(workers, &sweepWorker[RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
+	river.AddWorker(workers, &sweepWorker[store.RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
 	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics,
 		works: workLoader(db), attempts: attemptLog(db)})
 	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE})
@@ -233,15 +214,15 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		RescueStuckJobsAfter: opts.RescueAfter,
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(opts.OverdueEvery),
-				func() (river.JobArgs, *river.InsertOpts) { return OverdueArgs{}, nil }, &river.PeriodicJobOpts{ID: "overdue", RunOnStart: true}),
+				func() (river.JobArgs, *river.InsertOpts) { return store.OverdueArgs{}, nil }, &river.PeriodicJobOpts{ID: "overdue", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.ExpiryEvery),
-				func() (river.JobArgs, *river.InsertOpts) { return ExpiryArgs{}, nil }, &river.PeriodicJobOpts{ID: "payment_expiry", RunOnStart: true}),
+				func() (river.JobArgs, *river.InsertOpts) { return store.ExpiryArgs{}, nil }, &river.PeriodicJobOpts{ID: "payment_expiry", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.RetentionEvery),
-				func() (river.JobArgs, *river.InsertOpts) { return RetentionArgs{}, nil }, &river.PeriodicJobOpts{ID: "retention", RunOnStart: true}),
+				func() (river.JobArgs, *river.InsertOpts) { return store.RetentionArgs{}, nil }, &river.PeriodicJobOpts{ID: "retention", RunOnStart: true}),
 			// At 00:00 on the 1st, Thailand time, and at start (a process
 			// that was down then catches up; a month closed already is left).
 			river.NewPeriodicJob(monthly{},
-				func() (river.JobArgs, *river.InsertOpts) { return CloseMonthArgs{}, nil }, &river.PeriodicJobOpts{ID: "invoice_close", RunOnStart: true}),
+				func() (river.JobArgs, *river.InsertOpts) { return store.CloseMonthArgs{}, nil }, &river.PeriodicJobOpts{ID: "invoice_close", RunOnStart: true}),
 		},
 	}
 	cfg.Test.Time = db.QueueTime()

@@ -41,8 +41,8 @@ func TestOverdueExactlyOnce(t *testing.T) {
 		// 2026-12-11 00:00 in Bangkok: every one is overdue.
 		e.Clock.Advance(time.Date(2026, 12, 10, 17, 0, 0, 0, time.UTC).Sub(e.Clock.Now()))
 
-		racers := race(t, e, jobs.OverdueArgs{}, func() (int, error) { return jobs.SweepOverdue(context.Background(), e.DB) })
-		quiesce(t, racers, jobs.OverdueArgs{}.Kind())
+		racers := race(t, e, store.OverdueArgs{}, func() (int, error) { return jobs.SweepOverdue(context.Background(), e.DB) })
+		quiesce(t, racers, store.OverdueArgs{}.Kind())
 		if left, _, err := e.DB.Read().ListBills(ctx, acct, store.BillFilter{Status: rental.BillIssued}, store.Page{Limit: 100}); err != nil || len(left) != 0 {
 			t.Fatalf("%d bills still issued (%v)", len(left), err)
 		}
@@ -190,7 +190,7 @@ func TestPaymentExpiryExactlyOnce(t *testing.T) {
 		}
 		for _, b := range issued {
 			err := e.DB.InTx(ctx, func(tx *store.Tx) error {
-				l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, "https://pay.example")
+				l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, rental.NewPaymentPage("https://pay.example"))
 				if err != nil {
 					return err
 				}
@@ -206,8 +206,8 @@ func TestPaymentExpiryExactlyOnce(t *testing.T) {
 			t.Fatalf("%d payments expired within their 15 minutes", n)
 		}
 		e.Clock.Advance(time.Minute + time.Second)
-		racers := race(t, e, jobs.ExpiryArgs{}, func() (int, error) { return jobs.SweepExpiredPayments(context.Background(), e.DB) })
-		quiesce(t, racers, jobs.ExpiryArgs{}.Kind())
+		racers := race(t, e, store.ExpiryArgs{}, func() (int, error) { return jobs.SweepExpiredPayments(context.Background(), e.DB) })
+		quiesce(t, racers, store.ExpiryArgs{}.Kind())
 		if left, _, err := e.DB.Read().ListPayments(ctx, acct, store.PaymentFilter{Status: rental.PaymentPending}, store.Page{Limit: 100}); err != nil || len(left) != 0 {
 			t.Fatalf("%d payments still pending (%v)", len(left), err)
 		}

@@ -306,6 +306,24 @@ func (a *Account) Capacity() Capacity {
 	return a.Plan.Capacity()
 }
 
+// CheckAddProperty is nil when the account, holding usage, has room for
+// one more property under its Capacity, else its CapacityError.
+func (a *Account) CheckAddProperty(usage Capacity) error {
+	if limit := a.Capacity().Properties; usage.Properties >= limit {
+		return a.CapacityError("properties", limit)
+	}
+	return nil
+}
+
+// CheckAddRoom is nil when the account, holding usage, has room for one
+// more room under its Capacity, else its CapacityError.
+func (a *Account) CheckAddRoom(usage Capacity) error {
+	if limit := a.Capacity().Rooms; usage.Rooms >= limit {
+		return a.CapacityError("rooms", limit)
+	}
+	return nil
+}
+
 // CapacityError is the error for a full plan: a sandbox answers 429
 // sandbox_limit, a real landlord 403 plan_limit_reached.
 func (a *Account) CapacityError(what string, limit int) *Error {

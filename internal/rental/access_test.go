@@ -109,7 +109,45 @@ func TestAccessRules(t *testing.T) {
 	}
 }
 
-// Rooms and properties: one tenant per room; a room with a tenant or kept
+// A new property or room fits while the account holds fewer than its
+// capacity: a sandbox's full answer is 429 sandbox_limit (retry the next
+// day), a real landlord's 403 plan_limit_reached.
+func TestCheckAdd(t *testing.T) {
+	t.Parallel()
+	sandbox := &Account{Sandbox: true, Plan: LandlordFree}
+	free := &Account{Plan: LandlordFree}
+	full := free.Capacity()
+	for _, c := range []struct {
+		name  string
+		acct  *Account
+		usage Capacity
+		prop  string
+		room  string
+	}{
+		{"empty", free, Capacity{}, "", ""},
+		{"one short", free, Capacity{Properties: full.Properties - 1, Rooms: full.Rooms - 1}, "", ""},
+		{"full", free, full, "plan_limit_reached", "plan_limit_reached"},
+		{"rooms full", free, Capacity{Rooms: full.Rooms}, "", "plan_limit_reached"},
+		{"sandbox within", sandbox, full, "", ""},
+		{"sandbox full", sandbox, SandboxCapacity, "sandbox_limit", "sandbox_limit"},
+	} {
+		if got := code(c.acct.CheckAddProperty(c.usage)); got != c.prop {
+			t.Errorf("%s: property %q, want %q", c.name, got, c.prop)
+		}
+		if got := code(c.acct.CheckAddRoom(c.usage)); got != c.room {
+			t.Errorf("%s: room %q, want %q", c.name, got, c.room)
+		}
+	}
+	if e, _ := AsError(sandbox.CheckAddRoom(SandboxCapacity)); e.Kind != KindRateLimited || e.RetryAfter != 86400 {
+		t.Errorf("sandbox full: %+v", e)
+	}
+	if e, _ := AsError(free.CheckAddProperty(full)); e.Kind != KindForbidden {
+		t.Errorf("plan full: %+v", e)
+	}
+}
+
+// Rooms and properties: one tenant per room, and only a room's tenant
+// moves out of it; a room with a tenant or kept
 // bills, and a property with rooms, cannot be deleted.
 func TestRoomAndPropertyRules(t *testing.T) {
 	t.Parallel()
@@ -120,6 +158,12 @@ func TestRoomAndPropertyRules(t *testing.T) {
 	}
 	if e, _ := AsError(lived.MoveIn()); e.ResourceID != tenant {
 		t.Errorf("room_occupied names %q", e.ResourceID)
+	}
+	if lived.MoveOut() != nil {
+		t.Error("a room with a tenant: move out")
+	}
+	if e, ok := AsError(empty.MoveOut()); !ok || e.Kind != KindNotFound || e.Message != "Room 101 has no tenant." {
+		t.Errorf("a room without a tenant: move out %v", empty.MoveOut())
 	}
 	for _, c := range []struct {
 		room *Room

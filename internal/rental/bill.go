@@ -101,6 +101,10 @@ func (b *Bill) Payable() bool {
 	return b.awaitingPayment() && b.AmountPaid < b.Total
 }
 
+// ClosesLinks reports whether the bill's payment links close: once it is
+// paid, none of its pages takes money again.
+func (b *Bill) ClosesLinks() bool { return b.Status == BillPaid }
+
 // awaitingPayment reports whether the bill is out with the tenant: issued
 // or overdue, the states in which money is expected.
 func (b *Bill) awaitingPayment() bool { return b.Status == BillIssued || b.Status == BillOverdue }

@@ -94,11 +94,14 @@ func TestBillReceiveAndReprice(t *testing.T) {
 		if c.want == BillPaid && c.status != BillPaid && (b.PaidAt == nil || !b.PaidAt.Equal(now)) {
 			t.Errorf("%s: paid_at %v", c.status, b.PaidAt)
 		}
+		if b.ClosesLinks() != (c.want == BillPaid) {
+			t.Errorf("%s %d/%d + %d: closes links %v", c.status, c.paid, c.total, c.receive, b.ClosesLinks())
+		}
 	}
 	// A correction that lowers the total below what was paid settles it.
 	b := &Bill{Status: BillIssued, Rent: 500, AmountPaid: 600}
 	b.Reprice(Reading{Water: WaterPart{Billing: WaterMetered}}, now)
-	if b.Status != BillPaid || b.Total != 500 {
+	if b.Status != BillPaid || b.Total != 500 || !b.ClosesLinks() {
 		t.Errorf("repriced to %d: %s", b.Total, b.Status)
 	}
 }

@@ -104,3 +104,10 @@ func EndpointHealth(oks []bool) HealthChange {
 func FailedTooLong(since, now time.Time) bool {
 	return !since.IsZero() && !since.After(now.Add(-FailingFor))
 }
+
+// DisablesFailing reports whether an endpoint in status, whose deliveries
+// have all failed since since, is disabled at now: an enabled one that
+// FailedTooLong (a disabled one stays as it is, with its own reason).
+func DisablesFailing(status string, since, now time.Time) bool {
+	return status == EndpointEnabled && FailedTooLong(since, now)
+}

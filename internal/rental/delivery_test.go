@@ -118,3 +118,26 @@ func TestFailedTooLong(t *testing.T) {
 		}
 	}
 }
+
+// Only an enabled endpoint is disabled for failing too long; one disabled
+// already keeps its status and reason.
+func TestDisablesFailing(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	long, short := now.Add(-FailingFor), now.Add(-FailingFor+time.Millisecond)
+	for _, c := range []struct {
+		status string
+		since  time.Time
+		want   bool
+	}{
+		{EndpointEnabled, long, true},
+		{EndpointEnabled, short, false},
+		{EndpointEnabled, time.Time{}, false},
+		{EndpointDisabled, long, false},
+		{EndpointDisabled, short, false},
+	} {
+		if got := DisablesFailing(c.status, c.since, now); got != c.want {
+			t.Errorf("%s since %v: %v, want %v", c.status, c.since, got, c.want)
+		}
+	}
+}

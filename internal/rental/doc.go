@@ -1,11 +1,13 @@
 // Package rental is the domain of the service: the landlord's resources, their
 // states and every rule that decides a change (recording and correcting
 // meter readings; issuing, deleting and settling bills; opening, ending and
-// confirming payments; when a paid bill's receipt is due and how it is
-// numbered; moving in; deleting rooms and properties; who may
-// hold which key and how a key is minted; plans and their limits; what a
-// webhook delivery's attempt leads to and when an endpoint that keeps
-// failing is disabled; whose consent page an answer may take), the
+// confirming payments, and which side's provider may confirm them; where a
+// new payment page lives and whether a bill notice carries its link; when a
+// paid bill's receipt is due and how it is numbered; moving in and out;
+// closing a developer's month; deleting rooms and properties; who may hold
+// which key and how a key is minted; plans and their limits; what a webhook
+// delivery's attempt leads to and when an endpoint that keeps failing is
+// disabled; whose consent page an answer may take), the
 // caller's rules too (which key is valid, which account a request acts on
 // and with which scopes, the sandbox's daily limit and the monthly quota,
 // what is billable), the calendar they count in (days and months in

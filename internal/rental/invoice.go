@@ -74,6 +74,14 @@ type MonthBill struct {
 	Bill  bool
 }
 
+// MonthClosable reports whether the month that starts at start can be
+// closed for a developer created at created: at now the month has ended,
+// and the developer existed in it. Any other month gets no invoice.
+func MonthClosable(start, created, now time.Time) bool {
+	end := start.AddDate(0, 1, 0)
+	return !now.Before(end) && created.Before(end)
+}
+
 // CloseMonth bills a month of a developer on plan (the plan in effect at
 // the month's end, the one whose quota ended it) that made used billable
 // requests: the plan's fee for the month, whole, however late in it the

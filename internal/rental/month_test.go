@@ -34,6 +34,32 @@ func TestBegunMonthStart(t *testing.T) {
 	}
 }
 
+// A developer's month closes once it has ended in Thailand, and only for a
+// developer who existed before its end.
+func TestMonthClosable(t *testing.T) {
+	t.Parallel()
+	start := time.Date(2026, 10, 1, 0, 0, 0, 0, Bangkok)
+	end := time.Date(2026, 11, 1, 0, 0, 0, 0, Bangkok)
+	before := start.AddDate(-1, 0, 0)
+	for _, c := range []struct {
+		name         string
+		created, now time.Time
+		want         bool
+	}{
+		{"ended", before, end, true},
+		{"long ended", before, end.AddDate(1, 0, 0), true},
+		{"a moment before its end", before, end.Add(-time.Millisecond), false},
+		{"in it", before, start.AddDate(0, 0, 10), false},
+		{"created in it", start.AddDate(0, 0, 30), end, true},
+		{"created at its end", end, end.Add(time.Hour), false},
+		{"created after it", end.Add(time.Hour), end.Add(2 * time.Hour), false},
+	} {
+		if got := MonthClosable(start, c.created, c.now); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // A month is counted under the plan in effect while it runs, and once it
 // is over under the plan it ended on: a downgrade on the 1st after it does
 // not reach back.

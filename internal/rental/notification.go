@@ -125,6 +125,16 @@ func CheckNotification(typ, billStatus string) (issue bool, err error) {
 	return false, nil
 }
 
+// NoticeTenant is the tenant a bill notice goes to: the bill's. A bill
+// without one (made for a room with no tenant) has no one to notify: 409
+// tenant_not_reachable.
+func NoticeTenant(b *Bill) (string, error) {
+	if b.TenantID == nil {
+		return "", Errorf(KindConflict, "tenant_not_reachable", "Bill %s has no tenant.", b.ID)
+	}
+	return *b.TenantID, nil
+}
+
 // CheckReachable refuses a tenant the chat cannot reach: one who moved out,
 // turned chat off, or never registered with the chat channel.
 func CheckReachable(t *Tenant) error {

@@ -59,6 +59,20 @@ func TestNextSend(t *testing.T) {
 	}
 }
 
+// A bill notice goes to the bill's tenant; a bill without one reaches no
+// one.
+func TestNoticeTenant(t *testing.T) {
+	t.Parallel()
+	tenant := "ten_1"
+	if id, err := NoticeTenant(&Bill{ID: "bill_1", TenantID: &tenant}); id != tenant || err != nil {
+		t.Errorf("a bill with a tenant: %q, %v", id, err)
+	}
+	id, err := NoticeTenant(&Bill{ID: "bill_2"})
+	if e, ok := AsError(err); id != "" || !ok || e.Kind != KindConflict || e.Code != "tenant_not_reachable" || !strings.Contains(e.Message, "bill_2") {
+		t.Errorf("a bill without a tenant: %q, %v", id, err)
+	}
+}
+
 func TestCheckReachable(t *testing.T) {
 	t.Parallel()
 	out := Time{}

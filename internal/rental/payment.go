@@ -85,6 +85,26 @@ type Confirmation struct {
 // be neither guessed nor enumerated.
 func NewLinkToken() string { return randomString(32, idAlphabet) }
 
+// PayPath is the path of every payment link's page, before its token: the
+// web pages serve it, and the store seals a stored copy that names it, as
+// it may hold a link's URL.
+const PayPath = "/pay/"
+
+// PaymentPage is where a new payment link's page lives: the token that
+// finds the link (the store keeps only its hash) and the page's URL.
+type PaymentPage struct {
+	Token string
+	URL   string
+}
+
+// NewPaymentPage is a fresh, unguessable payment page under base, the
+// service's public URL. The caller makes it, as it knows where the pages
+// are served; the store keeps it only if the bill has no active link.
+func NewPaymentPage(base string) PaymentPage {
+	token := NewLinkToken()
+	return PaymentPage{Token: token, URL: strings.TrimRight(base, "/") + PayPath + token}
+}
+
 // PaymentReference is the reference a payment carries in a bill-payment
 // QR (Ref1): the first 20 characters of its ID's random part, upper case,
 // as banks accept.
@@ -138,6 +158,13 @@ func (p Payee) CheckLink(b *Bill) error {
 		return Conflict("bill_not_payable", "This landlord has not set up a PromptPay receiver yet, so no QR can be made.")
 	}
 	return nil
+}
+
+// NoticeLinks reports whether a bill notice of typ carries the bill's
+// payment link (made for it when the bill has none): every notice but a
+// receipt, when a link can be made for the bill (CheckLink).
+func (p Payee) NoticeLinks(typ string, b *Bill) bool {
+	return typ != NotifyPaymentReceipt && p.CheckLink(b) == nil
 }
 
 // NoQR is why a payment page of the bill shows no QR (one of the NoQR
@@ -233,6 +260,22 @@ func (p *Payment) Confirm(amount int64, paidAt, now time.Time) (at time.Time, fi
 		p.Status, p.PaidAt, p.FailureReason = PaymentPaid, &at, nil
 	}
 	return paidAt, first
+}
+
+// SandboxProvider is the payment provider of test mode: the test helper
+// confirms sandbox payments under this name, and only sandbox payments
+// accept it.
+const SandboxProvider = "sandbox"
+
+// CheckMode is nil when the confirmation may confirm a payment of a
+// sandbox (or a real) landlord: sandbox payments take only
+// SandboxProvider, and real ones never do. A payment of the wrong side is
+// not found, as if it did not exist.
+func (c Confirmation) CheckMode(sandbox bool) error {
+	if sandbox != (c.Provider == SandboxProvider) {
+		return NotFound("payment", c.PaymentID)
+	}
+	return nil
 }
 
 // Repeats checks a confirmation whose transaction ID was recorded before

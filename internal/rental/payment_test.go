@@ -75,6 +75,26 @@ func TestPaymentConfirm(t *testing.T) {
 	}
 }
 
+// The sandbox's provider confirms sandbox payments only, and every other
+// provider real payments only: a payment of the other side is not found.
+func TestConfirmationCheckMode(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		provider string
+		sandbox  bool
+		code     string
+	}{
+		{SandboxProvider, true, ""},
+		{SandboxProvider, false, "resource_not_found"},
+		{"kbank", false, ""},
+		{"kbank", true, "resource_not_found"},
+	} {
+		if got := code(Confirmation{Provider: c.provider, PaymentID: "pay_1"}.CheckMode(c.sandbox)); got != c.code {
+			t.Errorf("%s for a sandbox %v payment: %q, want %q", c.provider, c.sandbox, got, c.code)
+		}
+	}
+}
+
 // A pending QR that no longer asks for what is owed is canceled: when the
 // bill is paid, or its amount changed.
 func TestPaymentStale(t *testing.T) {
@@ -135,6 +155,50 @@ func TestPayee(t *testing.T) {
 	}
 	if !p.Open(now) || p.Open(now.Add(QRValidity)) {
 		t.Error("a QR is open for its 15 minutes only")
+	}
+}
+
+// A bill notice carries the payment link when a link can be made for the
+// bill, except a receipt, which asks for nothing.
+func TestNoticeLinks(t *testing.T) {
+	t.Parallel()
+	qr := Payee{QRPayments: true, Receiver: &promptpay.Receiver{Kind: promptpay.Mobile, ID: "0812345678"}}
+	issued := &Bill{Status: BillIssued, Total: 1000, AmountPaid: 300}
+	paid := &Bill{Status: BillPaid, Total: 1000, AmountPaid: 1000}
+	cases := []struct {
+		typ   string
+		payee Payee
+		bill  *Bill
+		want  bool
+	}{
+		{NotifyNewBill, qr, issued, true},
+		{NotifyPaymentReminder, qr, issued, true},
+		{NotifyPaymentReceipt, qr, issued, false},
+		{NotifyPaymentReceipt, qr, paid, false},
+		{NotifyNewBill, qr, &Bill{Status: BillDraft, Total: 1000}, false},
+		{NotifyPaymentReminder, qr, paid, false},
+		{NotifyNewBill, Payee{QRPayments: false, Receiver: qr.Receiver}, issued, false},
+		{NotifyNewBill, Payee{QRPayments: true}, issued, false},
+	}
+	for i, c := range cases {
+		if got := c.payee.NoticeLinks(c.typ, c.bill); got != c.want {
+			t.Errorf("%d: %s links %v, want %v", i, c.typ, got, c.want)
+		}
+	}
+}
+
+// A new payment page is an unguessable token under the public URL's
+// pages' path, a trailing slash of the base or not.
+func TestNewPaymentPage(t *testing.T) {
+	t.Parallel()
+	for _, base := range []string{"https://rent.example.com", "https://rent.example.com/"} {
+		p := NewPaymentPage(base)
+		if len(p.Token) != 32 || p.URL != "https://rent.example.com/pay/"+p.Token {
+			t.Errorf("%s: %+v", base, p)
+		}
+	}
+	if NewPaymentPage("").Token == NewPaymentPage("").Token {
+		t.Error("two pages share a token")
 	}
 }
 

@@ -2,6 +2,7 @@ package rental
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -46,4 +47,20 @@ func PaidBy(slipID *string) string {
 		return PaidBySlip
 	}
 	return PaidByQR
+}
+
+// ReceiptPath is the path of every receipt's page, before its token. It is
+// under the payment pages' path on purpose: a stored copy that holds a
+// receipt's URL (a bill's event, a receipt notice) is then sealed as one
+// holding a payment link's is, since the token opens a page with the
+// tenant's name on it, and the page is answered, logged and refused as the
+// payment pages are.
+const ReceiptPath = PayPath + "receipt/"
+
+// NewReceiptPage is a fresh, unguessable receipt page under base, the
+// service's public URL (empty: a path only, for a process that serves no
+// pages). The store keeps only the token's hash and the URL sealed.
+func NewReceiptPage(base string) PaymentPage {
+	token := NewLinkToken()
+	return PaymentPage{Token: token, URL: strings.TrimRight(base, "/") + ReceiptPath + token}
 }

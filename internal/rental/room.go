@@ -120,6 +120,15 @@ func (r *Room) MoveIn() error {
 	return nil
 }
 
+// MoveOut checks that the room's tenant can move out: the room has one
+// (else not found, as there is no tenancy to end).
+func (r *Room) MoveOut() error {
+	if r.TenantID == nil {
+		return Errorf(KindNotFound, "resource_not_found", "Room %s has no tenant.", r.Number)
+	}
+	return nil
+}
+
 // Delete checks that the room may be deleted, given how many of its bills
 // went past draft: not while a tenant lives there (409 room_occupied), nor
 // while it has bills the landlord must keep (409 room_has_bills).

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -32,4 +33,35 @@ func (w *where) and(cond string, value any) *where {
 	w.args = append(w.args, value)
 	w.sql += " AND " + strings.ReplaceAll(cond, "?", fmt.Sprintf("$%d", len(w.args)))
 	return w
+}
+
+// inList is the placeholders of an IN (...) list of vals from $from, and
+// the values to pass for them. The list is padded to a power of two by
+// repeating the last value (which IN ignores), so that lists of any length
+// make a handful of statement texts: PostgreSQL's driver prepares and
+// caches each text it sees on each connection.
+func inList(from int, vals []any) (string, []any) {
+	n := 1
+	for n < len(vals) {
+		n *= 2
+	}
+	padded := make([]any, n)
+	copy(padded, vals)
+	for i := len(vals); i < n; i++ {
+		padded[i] = vals[len(vals)-1]
+	}
+	return params(from, n), padded
+}
+
+// params is n numbered placeholders from $from, comma separated, for a
+// statement over a list of values.
+func params(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(from+i))
+	}
+	return b.String()
 }

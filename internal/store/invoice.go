@@ -141,7 +141,7 @@ func (tx *Tx) CloseMonth(ctx context.Context, developerID, month string) (*renta
 	if err != nil {
 		return nil, err
 	}
-	if tx.Now.Before(end) || !created.Before(end) {
+	if !rental.MonthClosable(start, created, tx.Now) {
 		return nil, nil
 	}
 	var exists int

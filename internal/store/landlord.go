@@ -139,3 +139,31 @@ func (tx *Tx) SetApplicationScopes(ctx context.Context, appID string, scopes ren
 	}
 	return tx.narrowGrants(ctx, appID, scopes)
 }
+
+// CreateLandlord adds a real landlord on a plan, with QR payments as the
+// plan has them.
+func (tx *Tx) CreateLandlord(ctx context.Context, name string, plan rental.LandlordPlan) (string, error) {
+	if err := plan.Check(); err != nil {
+		return "", err
+	}
+	return tx.createLandlord(ctx, name, plan, plan.QRPayments(), false)
+}
+
+func (tx *Tx) createLandlord(ctx context.Context, name string, plan rental.LandlordPlan, qr, sandbox bool) (string, error) {
+	id := rental.NewID(rental.PrefixLandlord)
+	_, err := tx.c.ExecContext(ctx, `INSERT INTO landlords (id, name, plan, qr_payments, sandbox, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $6)`, id, name, string(plan), qr, sandbox, ms(tx.Now))
+	if err != nil {
+		return "", fmt.Errorf("store: create landlord: %w", err)
+	}
+	return id, nil
+}
+
+// SetLandlordPlan changes a landlord's plan; QR payments follow it.
+func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan rental.LandlordPlan) error {
+	if err := plan.Check(); err != nil {
+		return err
+	}
+	return tx.execOne(ctx, "landlord", landlordID, `UPDATE landlords SET plan = $2, qr_payments = $3, updated_at = $4 WHERE id = $1`,
+		landlordID, string(plan), plan.QRPayments(), ms(tx.Now))
+}

@@ -262,7 +262,7 @@ func TestPromptPayReceiverName(t *testing.T) {
 				if err != nil || len(bills) == 0 {
 					return fmt.Errorf("no issued sandbox bill (%w)", err)
 				}
-				link, _, err := tx.CreatePaymentLink(ctx, sandbox, bills[0].ID, "http://127.0.0.1")
+				link, _, err := tx.CreatePaymentLink(ctx, sandbox, bills[0].ID, rental.NewPaymentPage("http://127.0.0.1"))
 				if err != nil {
 					return err
 				}

@@ -12,24 +12,6 @@ import (
 	"rentapi/internal/rental"
 )
 
-// SendArgs is the job that sends one notification over LINE, one attempt a
-// run; River runs it again on the notification's retry schedule.
-type SendArgs struct {
-	NotificationID string `json:"notification_id"`
-}
-
-// Kind names the job in the queue.
-func (SendArgs) Kind() string { return "notification_send" }
-
-// ChatQueue is the queue chat sends run on, apart from webhook deliveries
-// and the sweeps, so a slow chat provider holds up neither.
-const ChatQueue = "chat"
-
-// InsertOpts puts sends on their queue with the notification's attempts.
-func (SendArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: ChatQueue, MaxAttempts: rental.MaxSendAttempts}
-}
-
 const notificationColumns = `id, type, tenant_id, bill_id, text, status, attempts, failure_reason, sent_at, created_at, updated_at`
 
 func scanNotification(sc *scanner, n *rental.Notification) error {
@@ -99,10 +81,9 @@ func (tx *Tx) notifyTarget(ctx context.Context, acct *rental.Account, spec Notif
 		if _, err := rental.CheckNotification(spec.Type, b.Status); err != nil {
 			return nil, nil, err
 		}
-		if b.TenantID == nil {
-			return nil, nil, rental.Errorf(rental.KindConflict, "tenant_not_reachable", "Bill %s has no tenant.", b.ID)
+		if tenantID, err = rental.NoticeTenant(b); err != nil {
+			return nil, nil, err
 		}
-		tenantID = *b.TenantID
 	}
 	t, err := tx.GetTenant(ctx, acct, tenantID)
 	if err != nil {
@@ -116,9 +97,9 @@ func (tx *Tx) notifyTarget(ctx context.Context, acct *rental.Account, spec Notif
 
 // CreateNotification queues a notification and its send job in the
 // transaction. A new bill notice of a draft bill issues the bill first; a
-// bill notice of a landlord with QR payments carries the bill's active
-// payment link, made now under base when there is none.
-func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec NotifySpec, base string) (*rental.Notification, error) {
+// bill notice carries the bill's active payment link when
+// rental.Payee.NoticeLinks says so, made now at page when there is none.
+func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec NotifySpec, page rental.PaymentPage) (*rental.Notification, error) {
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
@@ -141,7 +122,7 @@ func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec
 			}
 		}
 		n.BillID = &b.ID
-		if notice, err = tx.billNotice(ctx, acct, spec.Type, b, base); err != nil {
+		if notice, err = tx.billNotice(ctx, acct, spec.Type, b, page); err != nil {
 			return nil, err
 		}
 	} else {
@@ -162,10 +143,10 @@ func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec
 	return &n, nil
 }
 
-// billNotice is the content of a bill notice: the bill's lines with its
-// property and room, and the payment link when the landlord takes QR
-// payments and the bill awaits one.
-func (tx *Tx) billNotice(ctx context.Context, acct *rental.Account, typ string, b *rental.Bill, base string) (rental.Notice, error) {
+// billNotice is the content of a bill notice (rental.BillNotice): the
+// bill's lines with its property and room, and the payment link when
+// rental.Payee.NoticeLinks says so.
+func (tx *Tx) billNotice(ctx context.Context, acct *rental.Account, typ string, b *rental.Bill, page rental.PaymentPage) (rental.Notice, error) {
 	p, err := tx.GetProperty(ctx, acct, b.PropertyID)
 	if err != nil {
 		return rental.Notice{}, err
@@ -174,19 +155,17 @@ func (tx *Tx) billNotice(ctx context.Context, acct *rental.Account, typ string, 
 	if err != nil {
 		return rental.Notice{}, err
 	}
+	payee, err := tx.payee(ctx, acct.LandlordID)
+	if err != nil {
+		return rental.Notice{}, err
+	}
 	payURL := ""
-	if typ != rental.NotifyPaymentReceipt {
-		payee, err := tx.payee(ctx, acct.LandlordID)
+	if payee.NoticeLinks(typ, b) {
+		l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, page)
 		if err != nil {
 			return rental.Notice{}, err
 		}
-		if payee.CheckLink(b) == nil {
-			l, _, err := tx.CreatePaymentLink(ctx, acct, b.ID, base)
-			if err != nil {
-				return rental.Notice{}, err
-			}
-			payURL = l.URL
-		}
+		payURL = l.URL
 	}
 	return rental.BillNotice(typ, b, p.Name, r.Number, payURL), nil
 }

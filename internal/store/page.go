@@ -85,3 +85,30 @@ func list[T any](ctx context.Context, q *Queries, base string, args []any, p Pag
 	}
 	return items, false, nil
 }
+
+// execOne runs an update that must touch exactly one row, else not found.
+func (tx *Tx) execOne(ctx context.Context, what, id, query string, args ...any) error {
+	res, err := tx.c.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("store: update %s: %w", what, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return rental.NotFound(what, id)
+	}
+	return nil
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func optTime(v sql.NullInt64) *rental.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := rental.UnixMilli(v.Int64)
+	return &t
+}

@@ -2,259 +2,13 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
 )
-
-// SandboxProvider is the payment provider of test mode: the test helper
-// confirms sandbox payments under this name, and only sandbox payments
-// accept it.
-const SandboxProvider = "sandbox"
-
-// SetPromptPay sets the landlord's PromptPay receiver, the account every QR
-// of the landlord pays into, with its account holder's name
-// (rental.CheckReceiverName; "" for none). For a biller the Ref1 of each
-// QR is the payment's own reference, so r.Ref1 is ignored.
-func (tx *Tx) SetPromptPay(ctx context.Context, landlordID string, r promptpay.Receiver, name string) (promptpay.Receiver, error) {
-	var holder sql.NullString
-	if name != "" {
-		if err := rental.CheckReceiverName(name); err != nil {
-			return r, err
-		}
-		holder = sql.NullString{String: name, Valid: true}
-	}
-	if r.Kind == promptpay.Biller {
-		r.Ref1 = "REF1"
-	}
-	r, err := r.Normalize()
-	if err != nil {
-		return r, err
-	}
-	if r.Kind == promptpay.Biller {
-		r.Ref1 = ""
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return r, fmt.Errorf("store: promptpay: %w", err)
-	}
-	return r, tx.execOne(ctx, "landlord", landlordID, `UPDATE landlords SET promptpay = $2, promptpay_name = $3, updated_at = $4 WHERE id = $1`,
-		landlordID, string(b), holder, ms(tx.Now))
-}
-
-// payee is what the QR of a landlord's payments needs: whether the
-// landlord takes QR payments, and the receiver (nil until set up).
-func (q *Queries) payee(ctx context.Context, landlordID string) (rental.Payee, error) {
-	var p rental.Payee
-	var raw, holder sql.NullString
-	err := q.c.QueryRowContext(ctx, `SELECT qr_payments, promptpay, promptpay_name FROM landlords WHERE id = $1`, landlordID).Scan(&p.QRPayments, &raw, &holder)
-	if err != nil {
-		return p, fmt.Errorf("store: landlord %s: %w", landlordID, err)
-	}
-	p.ReceiverName = holder.String
-	if !raw.Valid {
-		return p, nil
-	}
-	var r promptpay.Receiver
-	if err := json.Unmarshal([]byte(raw.String), &r); err != nil {
-		return p, fmt.Errorf("store: landlord %s receiver: %w", landlordID, err)
-	}
-	p.Receiver = &r
-	return p, nil
-}
-
-const linkColumns = `l.id, l.bill_id, l.url, l.url_sealed, l.active, b.total - b.amount_paid, l.created_at, l.updated_at`
-
-func (q *Queries) scanLink(sc interface{ Scan(...any) error }, l *rental.PaymentLink) error {
-	*l = rental.PaymentLink{Object: "payment_link", Currency: rental.Currency}
-	var created, updated int64
-	var clear, sealed sql.NullString
-	if err := sc.Scan(&l.ID, &l.BillID, &clear, &sealed, &l.Active, &l.Amount, &created, &updated); err != nil {
-		return err
-	}
-	l.CreatedAt, l.UpdatedAt = rental.UnixMilli(created), rental.UnixMilli(updated)
-	url, err := q.linkURL(l.ID, clear, sealed)
-	l.URL = url
-	return err
-}
-
-// Payment links' tokens are never stored in clear: a link is found by the
-// SHA-256 of the token in its URL (token_hash), and its URL, which the
-// landlord's application reads back (the link, its payments, their events,
-// bill notices), is kept sealed under the server secret, bound to the
-// link's ID (url_sealed), as stored idempotent responses are.
-
-// linkTokenHash is what is stored to find a link by its URL's token.
-func linkTokenHash(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(sum[:])
-}
-
-// linkContext binds a link's sealed URL to the link.
-func linkContext(linkID string) []byte { return []byte("payment link url\x00" + linkID) }
-
-// sealLinkURL is the stored form of a link's URL.
-func (q *Queries) sealLinkURL(linkID, url string) (string, error) {
-	if q.sec == nil {
-		return "", errors.New("store: payment links need the server secret (store.Options.Secret)")
-	}
-	return q.sec.Seal([]byte(url), linkContext(linkID)), nil
-}
-
-// linkURL opens a link's URL: sealed, or in clear for a link stored before
-// links were sealed and not sealed since (no process with the secret has
-// migrated the database).
-func (q *Queries) linkURL(linkID string, clear, sealed sql.NullString) (string, error) {
-	switch {
-	case sealed.Valid && q.sec != nil:
-		b, err := q.sec.Open(sealed.String, linkContext(linkID))
-		if err != nil {
-			return "", fmt.Errorf("store: payment link %s: %w", linkID, err)
-		}
-		return string(b), nil
-	case sealed.Valid:
-		return "", fmt.Errorf("store: payment link %s: its URL is sealed and this process has no server secret", linkID)
-	}
-	return clear.String, nil
-}
-
-// sealClearLinks seals the payment links stored in clear before links were
-// sealed (migration 00013 keeps their token and url until then): token_hash
-// and url_sealed are set, token and url cleared. It runs after the
-// migrations when the process has the server secret, and touches only the
-// links left in clear.
-func (db *DB) sealClearLinks(ctx context.Context) error {
-	if db.sec == nil {
-		return nil
-	}
-	rows, err := db.write.QueryContext(ctx, `SELECT id, token, url FROM payment_links WHERE token IS NOT NULL`)
-	if err != nil {
-		return fmt.Errorf("store: seal payment links: %w", err)
-	}
-	type clearLink struct{ id, token, url string }
-	var links []clearLink
-	for rows.Next() {
-		var l clearLink
-		if err := rows.Scan(&l.id, &l.token, &l.url); err != nil {
-			rows.Close()
-			return fmt.Errorf("store: seal payment links: %w", err)
-		}
-		links = append(links, l)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("store: seal payment links: %w", err)
-	}
-	q := db.Read()
-	for _, l := range links {
-		sealed, err := q.sealLinkURL(l.id, l.url)
-		if err != nil {
-			return err
-		}
-		if _, err := db.write.ExecContext(ctx, `UPDATE payment_links SET token_hash = $2, url_sealed = $3, token = NULL, url = NULL
-			WHERE id = $1 AND token IS NOT NULL`, l.id, linkTokenHash(l.token), sealed); err != nil {
-			return fmt.Errorf("store: seal payment links: %w", err)
-		}
-	}
-	return nil
-}
-
-// linkPath is the path of every payment link's page, before its token: the
-// web pages serve it, and a copy of an object that names it may hold a
-// link's URL (see holdsLink).
-const linkPath = "/pay/"
-
-// CreatePaymentLink returns the bill's active payment link, making one
-// (created true) when it has none. The page lives at base + linkPath + a
-// fresh unguessable token. A draft or paid bill, a landlord without QR
-// payments, or one without a PromptPay receiver is 409 bill_not_payable.
-func (tx *Tx) CreatePaymentLink(ctx context.Context, acct *rental.Account, billID, base string) (*rental.PaymentLink, bool, error) {
-	if err := tx.Claim(ctx, acct); err != nil {
-		return nil, false, err
-	}
-	b, err := tx.GetBill(ctx, acct, billID)
-	if err != nil {
-		return nil, false, err
-	}
-	payee, err := tx.payee(ctx, acct.LandlordID)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := payee.CheckLink(b); err != nil {
-		return nil, false, err
-	}
-	const active = `SELECT ` + linkColumns + ` FROM payment_links l JOIN bills b ON b.id = l.bill_id
-		WHERE l.landlord_id = $1 AND l.bill_id = $2 AND l.active`
-	var l rental.PaymentLink
-	err = tx.scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID), &l)
-	if err == nil {
-		return &l, false, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return nil, false, fmt.Errorf("store: payment link: %w", err)
-	}
-	id, token := rental.NewID(rental.PrefixPaymentLink), rental.NewLinkToken()
-	sealed, err := tx.sealLinkURL(id, strings.TrimRight(base, "/")+linkPath+token)
-	if err != nil {
-		return nil, false, err
-	}
-	_, err = tx.c.ExecContext(ctx, `INSERT INTO payment_links (id, landlord_id, bill_id, token_hash, url_sealed, active, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, TRUE, $6, $6)`, id, acct.LandlordID, b.ID, linkTokenHash(token), sealed, ms(tx.Now))
-	if err != nil {
-		return nil, false, fmt.Errorf("store: create payment link: %w", err)
-	}
-	err = tx.scanLink(tx.c.QueryRowContext(ctx, active, acct.LandlordID, b.ID), &l)
-	if err != nil {
-		return nil, false, fmt.Errorf("store: payment link: %w", err)
-	}
-	return &l, true, nil
-}
-
-// linkRows reads the landlord's payment links as linkColumns shows them, as
-// a table whose columns a page's conditions can name unqualified (id,
-// bill_id, active, created_at...): the bill joined for the amount would
-// make those ambiguous.
-const linkRows = `SELECT * FROM (SELECT ` + linkColumns + ` FROM payment_links l JOIN bills b ON b.id = l.bill_id
-	WHERE l.landlord_id = $1) pl WHERE TRUE`
-
-// scanLinkRow is scanLink for one and list. A link read back may be one
-// whose bill was paid more than its total: it owes nothing, not less.
-func (q *Queries) scanLinkRow(sc *scanner, l *rental.PaymentLink) error {
-	err := q.scanLink(sc, l)
-	l.Amount = max(l.Amount, 0)
-	return err
-}
-
-// GetPaymentLink returns a payment link of the account's landlord, active or
-// not, as CreatePaymentLink returned it.
-func (q *Queries) GetPaymentLink(ctx context.Context, acct *rental.Account, id string) (*rental.PaymentLink, error) {
-	return one(ctx, q, "payment_link", id, linkRows+` AND id = $2`, []any{acct.LandlordID, id}, q.scanLinkRow)
-}
-
-// PaymentLinkFilter narrows a payment link list: one bill's links, and only
-// the active (or only the inactive) ones when Active is set.
-type PaymentLinkFilter struct {
-	BillID string
-	Active *bool
-}
-
-// ListPaymentLinks returns a page of the account's payment links.
-func (q *Queries) ListPaymentLinks(ctx context.Context, acct *rental.Account, f PaymentLinkFilter, p Page) ([]rental.PaymentLink, bool, error) {
-	w := &where{sql: linkRows, args: []any{acct.LandlordID}}
-	w.and("bill_id = ?", f.BillID)
-	if f.Active != nil {
-		w.and("active = ?", *f.Active)
-	}
-	return list(ctx, q, w.sql, w.args, p, q.scanLinkRow)
-}
 
 const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_paid,
 	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id),
@@ -324,20 +78,6 @@ type Checkout struct {
 	// account's holder: what the tenant's bank app shows before the
 	// transfer. Empty when the landlord has not given it.
 	ReceiverName string
-}
-
-// PaymentLinkExists is nil when token is a payment link's, else not found.
-// It changes nothing: a HEAD request or a crawler's probe opens no payment.
-func (q *Queries) PaymentLinkExists(ctx context.Context, token string) error {
-	var id string
-	err := q.c.QueryRowContext(ctx, `SELECT id FROM payment_links WHERE token_hash = $1`, linkTokenHash(token)).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return rental.NotFound("payment_link", "")
-	}
-	if err != nil {
-		return fmt.Errorf("store: payment link: %w", err)
-	}
-	return nil
 }
 
 // OpenPayment is a tenant opening a payment page: it finds the link by the
@@ -456,7 +196,7 @@ func (tx *Tx) EndPayment(ctx context.Context, acct *rental.Account, id, status, 
 // canceled (payment.failed), so a tenant can never pay a stale amount; the
 // next opening of the page makes a right one.
 func (tx *Tx) settleBill(ctx context.Context, acct *rental.Account, b *rental.Bill) error {
-	if b.Status == rental.BillPaid {
+	if b.ClosesLinks() {
 		if _, err := tx.c.ExecContext(ctx, `UPDATE payment_links SET active = FALSE, updated_at = $3
 			WHERE landlord_id = $1 AND bill_id = $2 AND active`, acct.LandlordID, b.ID, ms(tx.Now)); err != nil {
 			return fmt.Errorf("store: close payment links: %w", err)
@@ -484,8 +224,8 @@ func (tx *Tx) settleBill(ctx context.Context, acct *rental.Account, b *rental.Bi
 // confirmation adds its amount to the payment's and the bill's amount_paid
 // (bill.updated), and the bill is paid once that covers its total. The same
 // transaction ID for another payment or amount is 409
-// transaction_conflict. Sandbox payments take only SandboxProvider, and
-// real ones never do; a payment of the wrong side is not found.
+// transaction_conflict. A payment of the wrong side (sandbox or real) is
+// not found (rental.Confirmation.CheckMode).
 func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *rental.Payment, duplicate bool, err error) {
 	var landlordID string
 	err = tx.c.QueryRowContext(ctx, `SELECT landlord_id FROM payments WHERE id = $1`, c.PaymentID).Scan(&landlordID)
@@ -499,8 +239,8 @@ func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *ren
 	if err != nil {
 		return nil, false, err
 	}
-	if acct.Sandbox != (c.Provider == SandboxProvider) {
-		return nil, false, rental.NotFound("payment", c.PaymentID)
+	if err := c.CheckMode(acct.Sandbox); err != nil {
+		return nil, false, err
 	}
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, false, err

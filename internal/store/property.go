@@ -45,8 +45,8 @@ func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental
 	if err != nil {
 		return nil, err
 	}
-	if limit := acct.Capacity().Properties; usage.Properties >= limit {
-		return nil, acct.CapacityError("properties", limit)
+	if err := acct.CheckAddProperty(usage); err != nil {
+		return nil, err
 	}
 	p.ID = rental.NewID(rental.PrefixProperty)
 	p.CreatedAt, p.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}

@@ -14,14 +14,6 @@ import (
 // sealed. Numbers come from receipt_counters, one row per landlord and
 // year, bumped in the transaction that marks the bill paid.
 
-// receiptPath is the path of every receipt's page, before its token. It is
-// under the payment links' path on purpose: a copy of an object that holds
-// a receipt's URL (a bill's event, a receipt notice) is then sealed as one
-// holding a payment link's is (holdsLink), since the token opens a page
-// with the tenant's name on it, and the page is answered, logged and
-// refused as the payment pages are.
-const receiptPath = linkPath + "receipt/"
-
 // receiptURL is the column of receipts' URLs, stored as copies are
 // (sealCopy): sealed under the server secret, bound to the bill.
 const receiptURL sealedCopy = "bills.receipt_url"
@@ -54,12 +46,11 @@ func (tx *Tx) issueReceipt(ctx context.Context, acct *rental.Account, b *rental.
 	if err != nil {
 		return fmt.Errorf("store: receipt number: %w", err)
 	}
-	token := rental.NewLinkToken()
-	r := &rental.Receipt{Number: rental.ReceiptNumber(year, seq), IssuedAt: rental.Time{Time: tx.Now},
-		URL: tx.db.publicURL + receiptPath + token}
+	page := rental.NewReceiptPage(tx.db.publicURL)
+	r := &rental.Receipt{Number: rental.ReceiptNumber(year, seq), IssuedAt: rental.Time{Time: tx.Now}, URL: page.URL}
 	res, err := tx.c.ExecContext(ctx, `UPDATE bills SET receipt_number = $3, receipt_issued_at = $4, receipt_token_hash = $5, receipt_url = $6
 		WHERE landlord_id = $1 AND id = $2 AND receipt_number IS NULL`,
-		acct.LandlordID, b.ID, r.Number, ms(tx.Now), linkTokenHash(token), tx.sealCopy(receiptURL, b.ID, r.URL))
+		acct.LandlordID, b.ID, r.Number, ms(tx.Now), linkTokenHash(page.Token), tx.sealCopy(receiptURL, b.ID, r.URL))
 	if err != nil {
 		return fmt.Errorf("store: issue receipt: %w", err)
 	}

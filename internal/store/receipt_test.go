@@ -30,7 +30,7 @@ func openPayment(t *testing.T, db *store.DB, acct *rental.Account, billID string
 	ctx := t.Context()
 	var p *rental.Payment
 	err := db.InTx(ctx, func(tx *store.Tx) error {
-		l, _, err := tx.CreatePaymentLink(ctx, acct, billID, "https://rentapi.test")
+		l, _, err := tx.CreatePaymentLink(ctx, acct, billID, rental.NewPaymentPage("https://rentapi.test"))
 		if err != nil {
 			return err
 		}
@@ -61,7 +61,7 @@ func confirm(t *testing.T, db *store.DB, paymentID string, amount int64) {
 
 func confirmOn(ctx context.Context, db *store.DB, paymentID string, amount int64) error {
 	return db.InTx(ctx, func(tx *store.Tx) error {
-		_, _, err := tx.ConfirmPayment(ctx, rental.Confirmation{Provider: store.SandboxProvider, TransactionID: rental.NewID("sbtxn"),
+		_, _, err := tx.ConfirmPayment(ctx, rental.Confirmation{Provider: rental.SandboxProvider, TransactionID: rental.NewID("sbtxn"),
 			PaymentID: paymentID, Amount: amount, PaidAt: tx.Now})
 		return err
 	})

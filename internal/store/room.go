@@ -60,8 +60,8 @@ func (tx *Tx) CreateRoom(ctx context.Context, acct *rental.Account, r rental.Roo
 	if err != nil {
 		return nil, err
 	}
-	if limit := acct.Capacity().Rooms; usage.Rooms >= limit {
-		return nil, acct.CapacityError("rooms", limit)
+	if err := acct.CheckAddRoom(usage); err != nil {
+		return nil, err
 	}
 	var taken int
 	if err := tx.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM rooms WHERE property_id = $1 AND number = $2`, r.PropertyID, r.Number).Scan(&taken); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 )
 
@@ -19,7 +20,7 @@ import (
 // Readers open the row again, so every answer, and every delivery's signed
 // bytes, are the very text that was copied.
 //
-// A text holds a link's URL when it names the links' path (linkPath): every
+// A text holds a link's URL when it names the links' path (rental.PayPath): every
 // URL of a link is made with it, and encoding/json writes it as it is. The
 // rows without it (most events: properties, rooms, readings, bills) are
 // stored as before, in clear JSON: they cost nothing more to read, and stay
@@ -46,7 +47,7 @@ func (c sealedCopy) context(id string) []byte {
 // holdsLink reports whether a copy's text may hold a payment link's URL. A
 // text that merely mentions the path (a landlord's description, say) is
 // sealed too, which costs it nothing but the sealing.
-func holdsLink(text string) bool { return strings.Contains(text, linkPath) }
+func holdsLink(text string) bool { return strings.Contains(text, rental.PayPath) }
 
 // sealCopy is the stored form of the copy text of column c in row id:
 // sealed when it holds a link's URL. A process without the server secret
@@ -83,7 +84,7 @@ func (q *Queries) openCopy(c sealedCopy, id, stored string) ([]byte, error) {
 
 // clearCopies are the statements that find and seal the copies of each
 // column that hold a link's URL in clear, a batch at a time. Their LIKE is
-// holdsLink's test (with linkPath written out), and a partial index of just
+// holdsLink's test (with rental.PayPath written out), and a partial index of just
 // those rows (migration 00020) makes each start find them at once: none,
 // once they are sealed, as a sealed text holds no "/".
 var clearCopies = []struct {

@@ -78,7 +78,7 @@ func TestClearCopiesSealedAtStart(t *testing.T) {
 		}
 		var n *rental.Notification
 		err = e.DB.InTx(ctx, func(tx *store.Tx) (err error) {
-			n, err = tx.CreateNotification(ctx, acct, store.NotifySpec{Type: rental.NotifyMessage, TenantID: tenants[0].ID, Text: "hello"}, "")
+			n, err = tx.CreateNotification(ctx, acct, store.NotifySpec{Type: rental.NotifyMessage, TenantID: tenants[0].ID, Text: "hello"}, rental.PaymentPage{})
 			return err
 		})
 		if err != nil {

@@ -120,10 +120,10 @@ func (tx *Tx) MoveOut(ctx context.Context, acct *rental.Account, roomID string) 
 	if err != nil {
 		return nil, err
 	}
-	t, err := tx.currentTenant(ctx, acct, roomID)
-	if rental.IsNotFound(err) {
-		return nil, rental.Errorf(rental.KindNotFound, "resource_not_found", "Room %s has no tenant.", room.Number)
+	if err := room.MoveOut(); err != nil {
+		return nil, err
 	}
+	t, err := tx.currentTenant(ctx, acct, roomID)
 	if err != nil {
 		return nil, err
 	}

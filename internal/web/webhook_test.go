@@ -745,7 +745,7 @@ func TestDeliveryLogOfSealedBodies(t *testing.T) {
 			if err != nil || len(bills) != 1 {
 				t.Fatalf("an issued sandbox bill: %v %v", bills, err)
 			}
-			link, _, err = tx.CreatePaymentLink(ctx, acct, bills[0].ID, hs.URL)
+			link, _, err = tx.CreatePaymentLink(ctx, acct, bills[0].ID, rental.NewPaymentPage(hs.URL))
 			return err
 		})
 		if err != nil {
