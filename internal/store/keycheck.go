@@ -189,3 +189,73 @@ func (kc *KeyCheck) Outcome() error {
 	}
 	return ErrKeyChanged
 }
+
+// KeyRun is one run of a request on its key's lookup (see ServeKey): on
+// the key's kept lookup, with the check its statements carry, or on a
+// lookup made now.
+type KeyRun struct {
+	db                *DB
+	fingerprint, hint string
+	// kept is the kept lookup the run is on, check what confirms it; both
+	// nil on a lookup made now.
+	kept  *rental.KeyOwner
+	check *KeyCheck
+	// failed is why the check of the run before could not run (no
+	// connection, a refusal): what a lookup made now would have met too.
+	failed error
+}
+
+// ServeKey runs a request made with the key of fingerprint (and the
+// account hint) until a run answers, so that the answer always rests on
+// what a lookup made now says of the key. On PostgreSQL it first runs the
+// request on the key's kept lookup, if there is one the key may still use
+// at now (see KeptKey): the lookup's check then costs no round trip of its
+// own. If the check finds that the lookup no longer holds, run must have
+// answered nothing (it answers only once KeyRun.Held says so) and returns
+// false, and the request runs again on a lookup made now: what it did on
+// its way (a per-second limit's count) may then count twice.
+func (db *DB) ServeKey(fingerprint, hint string, now time.Time, run func(*KeyRun) bool) {
+	k := &KeyRun{db: db, fingerprint: fingerprint, hint: hint}
+	if kept, kc := db.KeptKey(fingerprint, hint, now); kc != nil && kept.Key.Usable(now) {
+		// A key refused at now takes the usual way, where its failure is
+		// counted once.
+		k.kept, k.check = kept, kc
+		if run(k) {
+			return
+		}
+		k.kept, k.check, k.failed = nil, nil, kc.Err()
+	}
+	run(k)
+}
+
+// Owner is the key's owner for this run: the kept lookup, or a lookup made
+// now (see LookupKey); after a check that could not run, why.
+func (k *KeyRun) Owner(ctx context.Context, now time.Time) (*rental.KeyOwner, error) {
+	switch {
+	case k.kept != nil:
+		return k.kept, nil
+	case k.failed != nil:
+		return nil, k.failed
+	}
+	return k.db.LookupKey(ctx, k.fingerprint, k.hint, now)
+}
+
+// Kept reports whether the run is on a kept lookup, whose answer counts
+// only once Held says so.
+func (k *KeyRun) Kept() bool { return k != nil && k.check != nil }
+
+// Check is what the run's statements carry (ReadChecking, BeginChecked,
+// BeginAhead, BeginIdempotent); nil on a lookup made now.
+func (k *KeyRun) Check() *KeyCheck {
+	if k == nil {
+		return nil
+	}
+	return k.check
+}
+
+// Held reports whether the run may answer: always on a lookup made now;
+// on a kept lookup, once its check confirms it (reading the version on
+// its own if no statement took it along).
+func (k *KeyRun) Held(ctx context.Context) bool {
+	return !k.Kept() || k.check.Confirm(ctx)
+}
