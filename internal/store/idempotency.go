@@ -181,8 +181,8 @@ var ErrNotClaimed = errors.New("store: a claim made ahead did not hold")
 // ClaimIdempotencyAhead claims k for a request with the given fingerprint
 // when the key is free, as it is for all but retries, without waiting for
 // the answer: on PostgreSQL the claim travels with the transaction's next
-// statement (see later), and if the key was not free that statement, or
-// Commit, fails with ErrNotClaimed. It returns the token CompleteIdempotency
+// statement (see database.Tx.Later), and if the key was not free that
+// statement, or Commit, fails with ErrNotClaimed. It returns the token CompleteIdempotency
 // presents.
 func (tx *Tx) ClaimIdempotencyAhead(ctx context.Context, k IdempotencyKey, fingerprint string) (int64, error) {
 	now := ms(tx.Now)

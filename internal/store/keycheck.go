@@ -15,7 +15,9 @@ import (
 // the read's first statement (ReadChecking). The read's answer counts only
 // if the version is still the one the kept lookup read, that is, only if
 // LookupKey would have answered the same: nothing a request answers may rest
-// on the kept lookup before Confirm says it held.
+// on the kept lookup before Confirm says it held. It is the database.Check
+// such a read carries (Pending, Outcome); a write carries it too (carry).
+// The API sees none of it but through ServeKey and KeyRun.
 type KeyCheck struct {
 	db      *DB
 	version int64

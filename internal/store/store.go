@@ -61,8 +61,9 @@ const (
 //go:embed migrations
 var migrations embed.FS
 
-// DB is the service's database: the engine's pools (Engine, WritePool,
-// Pools, Ping, Close come from it) and what the store keeps beside them.
+// DB is the service's database: the engine (Engine, WritePool, Pools,
+// RiverDriver, Ping, Close come from it; its Begin and Read are the
+// store's own here) and what the store keeps beside it.
 type DB struct {
 	*database.DB
 	// write is the engine's write pool, for the store's maintenance
