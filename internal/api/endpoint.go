@@ -155,7 +155,7 @@ func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
 // (see store.KeyRun) it answers only once the lookup's check confirms it;
 // otherwise it writes nothing and returns false.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, once *onceBody, key *store.KeyRun) bool {
-	var owner *rental.KeyOwner
+	var owner *rental.KeyOwner // known once identified, for held
 	noted := false
 	held := func() bool {
 		// Not the request's context: a body that came too slowly ends it
@@ -177,19 +177,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 		s.writeError(w, r, err)
 		return true
 	}
-	owner, err := s.identify(w, r, key)
-	if err != nil {
-		return fail(err)
-	}
-	now := s.now()
-	if err := s.limits.allow(r.Context(), w.Header(), owner, now); err != nil {
-		return fail(err)
-	}
-	cl, err := s.admit(r, owner, op.appLevel)
-	if err != nil {
-		return fail(err)
-	}
-	counter, err := s.quota(r.Context(), w.Header(), cl, now)
+	owner, cl, counter, err := s.authenticate(w, r, op, key)
 	if err != nil {
 		return fail(err)
 	}
@@ -253,6 +241,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 		resp.release()
 	}
 	return true
+}
+
+// authenticate runs the checks before a request's body is read: its key
+// (identify), its developer's per-second limit, its account and scopes
+// (admit), and its quota. The key's owner is returned once identified,
+// with a later refusal too.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, op *operation, key *store.KeyRun) (*rental.KeyOwner, *caller, cell, error) {
+	owner, err := s.identify(w, r, key)
+	if err != nil {
+		return nil, nil, cell{}, err
+	}
+	now := s.now()
+	if err := s.limits.allow(r.Context(), w.Header(), owner, now); err != nil {
+		return owner, nil, cell{}, err
+	}
+	cl, err := s.admit(r, owner, op.appLevel)
+	if err != nil {
+		return owner, nil, cell{}, err
+	}
+	counter, err := s.quota(r.Context(), w.Header(), cl, now)
+	return owner, cl, counter, err
 }
 
 // run calls the handler and renders its result. A store error that is
