@@ -35,13 +35,17 @@ const accountHeader = rental.AccountHeader
 // has sent too many (see refuseKey): a valid key from the same address is
 // served. It sets X-SERVICE-Mode as soon as the key is known.
 //
-// kept is the key's kept lookup to run on (see store.KeyCheck), or nil to
-// look the key up.
-func (s *Server) identify(w http.ResponseWriter, r *http.Request, kept *rental.KeyOwner) (*rental.KeyOwner, error) {
+// key is the run's lookup of the key (see store.KeyRun), nil when the
+// request carries no key or a malformed one (see keyRef).
+func (s *Server) identify(w http.ResponseWriter, r *http.Request, key *store.KeyRun) (*rental.KeyOwner, error) {
 	now := s.now()
-	owner, err := kept, error(nil)
-	if owner == nil {
-		owner, err = s.lookupKey(r, now)
+	var owner *rental.KeyOwner
+	var err error = rental.ErrInvalidKey
+	if key != nil {
+		owner, err = key.Owner(r.Context(), now)
+	}
+	if rental.IsNotFound(err) {
+		err = rental.ErrInvalidKey // unknown: answered as a malformed key is
 	}
 	if err != nil {
 		if e, ok := rental.AsError(err); ok && e == rental.ErrInvalidKey {
@@ -53,7 +57,7 @@ func (s *Server) identify(w http.ResponseWriter, r *http.Request, kept *rental.K
 	if !k.Usable(now) {
 		return nil, s.refuseKey(r, now)
 	}
-	if kept == nil && k.UseToNote(now) { // on a kept lookup, serve notes it once confirmed
+	if !key.Kept() && k.UseToNote(now) { // on a kept lookup, serve notes it once confirmed
 		s.noteKeyUse(r.Context(), k.ID, now)
 	}
 	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
@@ -152,38 +156,6 @@ func (s *Server) keyRef(r *http.Request) (fingerprint, hint string, err error) {
 		hint = "" // never sent to the database; Target refuses it
 	}
 	return s.secret.Fingerprint(key), hint, nil
-}
-
-// lookupKey finds the request's key by fingerprint, with its developer's
-// plan and overdue invoices as they stand at now.
-func (s *Server) lookupKey(r *http.Request, now time.Time) (*rental.KeyOwner, error) {
-	fingerprint, hint, err := s.keyRef(r)
-	if err != nil {
-		return nil, err
-	}
-	owner, err := s.db.LookupKey(r.Context(), fingerprint, hint, now)
-	if rental.IsNotFound(err) {
-		return nil, rental.ErrInvalidKey // unknown: answered as a malformed key is
-	}
-	return owner, err
-}
-
-// keptKey returns the key's kept lookup to run on and the check that must
-// confirm it before anything is answered (see store.KeyCheck): a read's
-// first statement carries it, a write's transaction its first round trip;
-// nil, nil when there is none.
-func (s *Server) keptKey(r *http.Request) (*rental.KeyOwner, *store.KeyCheck) {
-	fingerprint, hint, err := s.keyRef(r)
-	if err != nil {
-		return nil, nil
-	}
-	now := s.now()
-	kept, kc := s.db.KeptKey(fingerprint, hint, now)
-	if kept != nil && !kept.Key.Usable(now) {
-		// A refused key takes the usual way, where its failure is counted once.
-		return nil, nil
-	}
-	return kept, kc
 }
 
 // keyInURL reports whether the URL carries something that looks like an API

@@ -37,7 +37,7 @@ type call struct {
 	// tx is the write transaction; nil for reads.
 	tx   *store.Tx
 	body []byte
-	// check confirms the key's kept lookup (see store.KeyCheck); nil
+	// check confirms the key's kept lookup (see store.KeyRun); nil
 	// when the request runs on a lookup made for it.
 	check *store.KeyCheck
 	// appLevel marks an operation on the application's own resources.
@@ -51,6 +51,18 @@ func (c *call) acct() *rental.Account { return c.caller.account }
 // an error for the adapter to render.
 type handlerFunc func(c *call) (int, any, error)
 
+// operation is what an endpoint runs and the rules it runs under: the
+// scope it needs, the query parameters it takes, its handler (or, for a
+// write prepared outside its transaction, prepare), and whether it acts
+// on the application's own resources (see appEndpoint).
+type operation struct {
+	scope    rental.Scope
+	query    []string
+	h        handlerFunc
+	prepare  prepareFunc
+	appLevel bool
+}
+
 // endpoint wraps an operation in everything an API request goes through, in
 // this order: authentication and account selection, rate limit and quota,
 // reading a write's body (bounded in size and time), a place in the
@@ -59,7 +71,7 @@ type handlerFunc func(c *call) (int, any, error)
 // the idempotency key, and the handler inside one transaction that also
 // stores the idempotent response.
 func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
-	return s.adapt(scope, query, h, nil, false)
+	return s.adapt(operation{scope: scope, query: query, h: h})
 }
 
 // appEndpoint is endpoint for the application's own resources (its webhook
@@ -67,7 +79,7 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 // scope is what the key and the application allow (no landlord grants it),
 // and writes hold no landlord's lock.
 func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
-	return s.adapt(scope, query, h, nil, true)
+	return s.adapt(operation{scope: scope, query: query, h: h, appLevel: true})
 }
 
 // prepareFunc is the part of a write that waits on the outside world (a
@@ -81,29 +93,28 @@ type prepareFunc func(c *call) handlerFunc
 // appWrite is appEndpoint for a write that is prepared outside its
 // transaction (see prepareFunc).
 func (s *Server) appWrite(scope rental.Scope, prepare prepareFunc) http.Handler {
-	return s.adapt(scope, nil, nil, prepare, true)
+	return s.adapt(operation{scope: scope, prepare: prepare, appLevel: true})
 }
 
-func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, prepare prepareFunc, appLevel bool) http.Handler {
+// adapt serves op on the request's key as the store finds it (see
+// store.DB.ServeKey): a request whose key's kept lookup turned out not to
+// hold runs again as its first run began, with nothing of that run's
+// headers or log fields, on a lookup made now.
+func (s *Server) adapt(op operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body onceBody // a write's body, read once for both runs
-		if kept, kc := s.keptKey(r); kc != nil {
-			header := w.Header().Clone()
-			if s.serve(w, r, scope, query, h, prepare, appLevel, &body, kept, kc) {
-				return
-			}
-			// Nothing was written. Either the check could not run (no
-			// connection, a refusal), and its error is the answer, as a
-			// lookup made now would have met it; or something the key's
-			// lookup reads changed (a revoked key, an ended link, a new
-			// plan), and the request runs again on a lookup made now.
-			clear(w.Header())
-			maps.Copy(w.Header(), header)
-			inf := info(r.Context())
-			inf.applicationID, inf.accountID, inf.mode, inf.code = "", "", "", ""
-			if err := kc.Err(); err != nil {
-				s.writeError(w, r, err)
-				return
+		var body onceBody // a write's body, read once for every run
+		fingerprint, hint, err := s.keyRef(r)
+		if err != nil {
+			s.serve(w, r, &op, &body, nil) // no key to look up: identify refuses it
+			return
+		}
+		header, runs := w.Header().Clone(), 0
+		s.db.ServeKey(fingerprint, hint, s.now(), func(key *store.KeyRun) bool {
+			if runs++; runs > 1 {
+				clear(w.Header())
+				maps.Copy(w.Header(), header)
+				inf := info(r.Context())
+				inf.applicationID, inf.accountID, inf.mode, inf.code = "", "", "", ""
 			}
 			if body.read && request.StatusOf(body.err) == http.StatusRequestTimeout {
 				// The body came too late, and net/http has cancelled the
@@ -114,13 +125,13 @@ func (s *Server) adapt(scope rental.Scope, query []string, h handlerFunc, prepar
 				defer cancel()
 				r = r.WithContext(ctx)
 			}
-		}
-		s.serve(w, r, scope, query, h, prepare, appLevel, &body, nil, nil)
+			return s.serve(w, r, &op, &body, key)
+		})
 	})
 }
 
-// lateAnswerWait bounds the second run of a request whose body came too
-// late (see adapt), which no longer ends with the request's context.
+// lateAnswerWait bounds a run after the first of a request whose body came
+// too late (see adapt), which no longer ends with the request's context.
 const lateAnswerWait = 5 * time.Second
 
 // onceBody is a request's body as read by its first run (see serve).
@@ -139,26 +150,21 @@ func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
 	return b.body, b.err
 }
 
-// serve runs an API request through everything endpoint lists. With kc (a
-// read on the key's kept lookup, kept; see store.KeyCheck) it answers only
-// once kc confirms that the kept lookup still holds; otherwise it writes
-// nothing and returns false. What the request did on its way (a
-// per-second limit's count, a key's last use) may then count twice.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scope, query []string, h handlerFunc, prepare prepareFunc, appLevel bool, once *onceBody, kept *rental.KeyOwner, kc *store.KeyCheck) bool {
-	var owner *rental.KeyOwner
-	var cl *caller
+// serve runs an API request through everything endpoint lists, on this
+// run's key lookup (nil when the request carries no key). On a kept lookup
+// (see store.KeyRun) it answers only once the lookup's check confirms it;
+// otherwise it writes nothing and returns false.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, once *onceBody, key *store.KeyRun) bool {
+	var owner *rental.KeyOwner // known once identified, for held
 	noted := false
 	held := func() bool {
-		if kc == nil {
-			return true
-		}
 		// Not the request's context: a body that came too slowly ends it
 		// (net/http cancels it on the failed read), and its 408 is
 		// answered once the check says the key may have it.
-		if !kc.Confirm(context.WithoutCancel(r.Context())) {
+		if !key.Held(context.WithoutCancel(r.Context())) {
 			return false
 		}
-		if !noted && owner != nil && owner.Key.UseToNote(s.now()) {
+		if !noted && key.Kept() && owner != nil && owner.Key.UseToNote(s.now()) {
 			s.noteKeyUse(r.Context(), owner.Key.ID, s.now())
 		}
 		noted = true
@@ -171,18 +177,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		s.writeError(w, r, err)
 		return true
 	}
-	owner, err := s.identify(w, r, kept)
-	if err != nil {
-		return fail(err)
-	}
-	now := s.now()
-	if err := s.limits.allow(r.Context(), w.Header(), owner, now); err != nil {
-		return fail(err)
-	}
-	if cl, err = s.admit(r, owner, appLevel); err != nil {
-		return fail(err)
-	}
-	counter, err := s.quota(r.Context(), w.Header(), cl, now)
+	owner, cl, counter, err := s.authenticate(w, r, op, key)
 	if err != nil {
 		return fail(err)
 	}
@@ -190,9 +185,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 	// gate: a client trickling its body holds only its own connection
 	// (and only once its key is known and within its rate). Its errors
 	// are answered in their usual place, after the checks below.
+	read := r.Method != http.MethodGet && r.Method != http.MethodHead
 	var body []byte
 	var bodyErr error
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+	if read {
 		body, bodyErr = once.get(func() ([]byte, error) { return s.readBody(w, r) })
 		if request.StatusOf(bodyErr) == http.StatusRequestTimeout {
 			w.Header().Set("Connection", "close") // as readBody set it, for a second run too
@@ -210,39 +206,34 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 			s.meter.add(counter)
 		}
 	}}
-	if err := cl.scopes.Require(scope); err != nil {
+	if err := cl.scopes.Require(op.scope); err != nil {
 		return fail(err)
 	}
-	params, err := checkQuery(r, query)
+	params, err := checkQuery(r, op.query)
 	if err != nil {
 		return fail(err)
 	}
 	if err := checkPathIDs(r); err != nil {
 		return fail(err)
 	}
-	c := &call{r: r, params: params, ctx: r.Context(), caller: cl, appLevel: appLevel}
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+	c := &call{r: r, params: params, ctx: r.Context(), caller: cl, appLevel: op.appLevel, check: key.Check()}
+	var resp response
+	if !read {
 		c.q = s.db.Read()
-		if kc != nil {
-			c.q = s.db.ReadChecking(kc)
+		if c.check != nil {
+			c.q = s.db.ReadChecking(c.check)
 		}
-		resp, _ := s.run(c, h)
-		if !held() {
-			return false
-		}
-		if resp.write(w) == nil {
-			resp.release()
-		}
-		return true
-	}
-	if bodyErr != nil {
+		resp, _ = s.run(c, op.h)
+	} else if bodyErr != nil {
 		return fail(bodyErr)
+	} else {
+		c.body = body
+		h := op.h
+		if op.prepare != nil {
+			h = op.prepare(c)
+		}
+		resp = s.serveWrite(c, h)
 	}
-	c.body, c.check = body, kc
-	if prepare != nil {
-		h = prepare(c)
-	}
-	resp := s.serveWrite(c, h)
 	if !held() {
 		return false
 	}
@@ -250,6 +241,27 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, scope rental.Scop
 		resp.release()
 	}
 	return true
+}
+
+// authenticate runs the checks before a request's body is read: its key
+// (identify), its developer's per-second limit, its account and scopes
+// (admit), and its quota. The key's owner is returned once identified,
+// with a later refusal too.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, op *operation, key *store.KeyRun) (*rental.KeyOwner, *caller, cell, error) {
+	owner, err := s.identify(w, r, key)
+	if err != nil {
+		return nil, nil, cell{}, err
+	}
+	now := s.now()
+	if err := s.limits.allow(r.Context(), w.Header(), owner, now); err != nil {
+		return owner, nil, cell{}, err
+	}
+	cl, err := s.admit(r, owner, op.appLevel)
+	if err != nil {
+		return owner, nil, cell{}, err
+	}
+	counter, err := s.quota(r.Context(), w.Header(), cl, now)
+	return owner, cl, counter, err
 }
 
 // run calls the handler and renders its result. A store error that is
@@ -381,7 +393,7 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 
 // again passes on the errors that mean the request must run again and
 // answers nothing: store.ErrNotClaimed (transact runs it again) and
-// store.ErrKeyChanged (serve does, on a lookup made now). Any other error
+// store.ErrKeyChanged (store.DB.ServeKey does, on a lookup made now). Any other error
 // is rendered.
 func (s *Server) again(c *call, err error) (response, error) {
 	if err := runAgain(err); err != nil {

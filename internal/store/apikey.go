@@ -8,6 +8,7 @@ import (
 	"math"
 	"time"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -226,7 +227,7 @@ const keyForRequest = `SELECT ` + keyColumns + `,
 
 // scanKeyOwner reads the row of keyForRequest run at now; no row is
 // rental's not found.
-func scanKeyOwner(row row, now time.Time) (keyLookup, error) {
+func scanKeyOwner(row database.Row, now time.Time) (keyLookup, error) {
 	var o rental.KeyOwner
 	var appScopes, plan string
 	var pending sql.NullString

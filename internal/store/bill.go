@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -94,7 +95,7 @@ func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, mont
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21)`,
 		b.ID, acct.LandlordID, b.PropertyID, b.RoomID, b.TenantID, b.ReadingID, b.Month, b.Status, b.Rent,
 		e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount, w.Billing, w.Occupants, b.Total, b.DueDate, nullTime(b.IssuedAt), ms(tx.Now))
-	if isUniqueViolation(err) {
+	if database.IsUniqueViolation(err) {
 		return nil, rental.BillExists(room.Number, month, "")
 	}
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 )
@@ -235,13 +236,13 @@ func (tx *Tx) endpointsQuery() string {
 		JOIN applications app ON app.id = e.application_id
 		JOIN accounts a ON a.application_id = e.application_id
 		WHERE a.landlord_id = $1 AND e.mode = $2 AND e.status = $3`
-	if tx.db.engine == Postgres {
+	if tx.db.Engine() == Postgres {
 		q += ` FOR KEY SHARE OF e`
 	}
 	return q
 }
 
-func scanLinkedEndpoints(rows rowSet) ([]linkedEndpoint, error) {
+func scanLinkedEndpoints(rows database.Rows) ([]linkedEndpoint, error) {
 	var list []linkedEndpoint
 	for rows.Next() {
 		var e linkedEndpoint
@@ -263,11 +264,11 @@ func scanLinkedEndpoints(rows rowSet) ([]linkedEndpoint, error) {
 // change.
 func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
 	e := &tx.endpoints
-	if tx.pg == nil || tx.quiet || e.read && e.landlordID == acct.LandlordID && e.mode == acct.Mode() {
+	if tx.quiet || e.read && e.landlordID == acct.LandlordID && e.mode == acct.Mode() {
 		return
 	}
-	tx.pg.queued = append(tx.pg.queued, stmt{sql: tx.endpointsQuery(), args: []any{acct.LandlordID, string(acct.Mode()), rental.EndpointEnabled},
-		what: "store: endpoints for event", rows: func(rows rowSet) error {
+	tx.Ahead(database.Stmt{SQL: tx.endpointsQuery(), Args: []any{acct.LandlordID, string(acct.Mode()), rental.EndpointEnabled},
+		What: "store: endpoints for event", Rows: func(rows database.Rows) error {
 			list, err := scanLinkedEndpoints(rows)
 			*e = linkedEndpoints{read: err == nil, landlordID: acct.LandlordID, mode: acct.Mode(), list: list}
 			return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -89,12 +90,12 @@ func (tx *Tx) recordEvent(ctx context.Context, acct *rental.Account, typ string,
 // Tx.events), many rows a statement. Commit flushes, and so must
 // anything in the transaction that reads them back.
 func (tx *Tx) flush(ctx context.Context) error {
-	return tx.execAll(ctx, tx.inserts())
+	return tx.ExecAll(ctx, tx.inserts())
 }
 
 // inserts are the statements that insert the events and deliveries
 // recorded so far, which they take out of the transaction's lists.
-func (tx *Tx) inserts() []stmt {
+func (tx *Tx) inserts() []database.Stmt {
 	s := insertRows(`INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, "store: record events", tx.events)
 	s = append(s, insertRows(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at) VALUES `, "store: create deliveries", tx.deliveries)...)
 	tx.events, tx.deliveries = tx.events[:0], tx.deliveries[:0]
@@ -104,8 +105,8 @@ func (tx *Tx) inserts() []stmt {
 // insertRows are the statements of insert (ending in VALUES) over rows of
 // equal length, in statements of 64, 32, ..., 1 rows: a few texts to
 // prepare once per connection, not one for every count.
-func insertRows(insert, what string, rows [][]any) []stmt {
-	var out []stmt
+func insertRows(insert, what string, rows [][]any) []database.Stmt {
+	var out []database.Stmt
 	for len(rows) > 0 {
 		n := 64
 		for n > len(rows) {
@@ -130,7 +131,7 @@ func insertRows(insert, what string, rows [][]any) []stmt {
 			q.WriteByte(')')
 			args = append(args, r...)
 		}
-		out = append(out, stmt{sql: q.String(), args: args, what: what})
+		out = append(out, database.Stmt{SQL: q.String(), Args: args, What: what})
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -65,7 +66,7 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprin
 	// met it and the select, and come back from another request.
 	for range 3 {
 		claim := claimStmt(k, fingerprint, now)
-		res, err := tx.c.ExecContext(ctx, claim.sql, claim.args...)
+		res, err := tx.c.ExecContext(ctx, claim.SQL, claim.Args...)
 		if err != nil {
 			return 0, 0, nil, fmt.Errorf("store: idempotency claim: %w", err)
 		}
@@ -151,10 +152,10 @@ var ErrKeyBusy = rental.Conflict("idempotency_in_progress", "A request with this
 // database makes (a division by zero unless the lock was free), so a batch
 // stops at it.
 func (tx *Tx) holdKey(k *IdempotencyKey) {
-	if k == nil || tx.pg == nil {
+	if k == nil {
 		return
 	}
-	tx.pg.queued = append(tx.pg.queued, stmt{sql: holdKey, args: []any{k.lockID()}, what: "store: idempotency hold", lost: ErrKeyBusy, checked: true})
+	tx.Ahead(database.Stmt{SQL: holdKey, Args: []any{k.lockID()}, What: "store: idempotency hold", Lost: ErrKeyBusy, Checked: true})
 }
 
 // holdKey takes the advisory lock $1 for the transaction if it is free,
@@ -180,39 +181,39 @@ var ErrNotClaimed = errors.New("store: a claim made ahead did not hold")
 // ClaimIdempotencyAhead claims k for a request with the given fingerprint
 // when the key is free, as it is for all but retries, without waiting for
 // the answer: on PostgreSQL the claim travels with the transaction's next
-// statement (see later), and if the key was not free that statement, or
-// Commit, fails with ErrNotClaimed. It returns the token CompleteIdempotency
+// statement (see database.Tx.Later), and if the key was not free that
+// statement, or Commit, fails with ErrNotClaimed. It returns the token CompleteIdempotency
 // presents.
 func (tx *Tx) ClaimIdempotencyAhead(ctx context.Context, k IdempotencyKey, fingerprint string) (int64, error) {
 	now := ms(tx.Now)
-	return now, tx.later(ctx, claimStmt(k, fingerprint, now))
+	return now, tx.Later(ctx, claimStmt(k, fingerprint, now))
 }
 
 // claimStmt inserts k's row, claimed at now, unless the key has one.
-func claimStmt(k IdempotencyKey, fingerprint string, now int64) stmt {
-	return stmt{
-		sql: `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
+func claimStmt(k IdempotencyKey, fingerprint string, now int64) database.Stmt {
+	return database.Stmt{
+		SQL: `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
 			VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT DO NOTHING`,
-		args: []any{k.ApplicationID, k.AccountID, k.Key, fingerprint, now, now + IdempotencyRetention.Milliseconds()},
-		what: "store: idempotency claim",
-		lost: ErrNotClaimed,
+		Args: []any{k.ApplicationID, k.AccountID, k.Key, fingerprint, now, now + IdempotencyRetention.Milliseconds()},
+		What: "store: idempotency claim",
+		Lost: ErrNotClaimed,
 	}
 }
 
 // CompleteIdempotency stores the response of a claimed request. Called inside
 // the request's own transaction, so the write and its stored response commit
 // together: the statement runs at Commit, with the others left for it (see
-// execAll), and Commit fails if the claim was lost to a retry that took
+// database.Tx.AtCommit), and Commit fails if the claim was lost to a retry that took
 // over.
 func (tx *Tx) CompleteIdempotency(ctx context.Context, k IdempotencyKey, token int64, resp StoredResponse) error {
-	tx.atCommit = append(tx.atCommit, stmt{
-		sql: `UPDATE idempotency_keys SET done = TRUE, status_code = $5, header = $6, body = $7
+	tx.AtCommit(database.Stmt{
+		SQL: `UPDATE idempotency_keys SET done = TRUE, status_code = $5, header = $6, body = $7
 		WHERE application_id = $1 AND account_id = $2 AND key = $3 AND locked_at = $4 AND done = FALSE`,
-		args: []any{k.ApplicationID, k.AccountID, k.Key, token, resp.Status, resp.Header, resp.Body},
-		what: "store: idempotency complete",
+		Args: []any{k.ApplicationID, k.AccountID, k.Key, token, resp.Status, resp.Header, resp.Body},
+		What: "store: idempotency complete",
 		// Lost only if this request ran past IdempotencyStale and a retry
 		// took the key over: the retry's answer is the one that counts.
-		lost: rental.Errorf(rental.KindConflict, "idempotency_in_progress", "A retry with this Idempotency-Key took over this request; its result is the one kept."),
+		Lost: rental.Errorf(rental.KindConflict, "idempotency_in_progress", "A retry with this Idempotency-Key took over this request; its result is the one kept."),
 	})
 	return nil
 }

@@ -2,13 +2,10 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -18,7 +15,9 @@ import (
 // the read's first statement (ReadChecking). The read's answer counts only
 // if the version is still the one the kept lookup read, that is, only if
 // LookupKey would have answered the same: nothing a request answers may rest
-// on the kept lookup before Confirm says it held.
+// on the kept lookup before Confirm says it held. It is the database.Check
+// such a read carries (Pending, Outcome); a write carries it too (carry).
+// The API sees none of it but through ServeKey and KeyRun.
 type KeyCheck struct {
 	db      *DB
 	version int64
@@ -32,7 +31,7 @@ type KeyCheck struct {
 // (a read of the version costs no round trip there), when the key has no
 // kept lookup, or when the passing of time has changed it.
 func (db *DB) KeptKey(fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, *KeyCheck) {
-	if db.engine != Postgres {
+	if db.Engine() != Postgres {
 		return nil, nil
 	}
 	o, version, ok := db.keys.kept(fingerprint, accountHint, now)
@@ -46,9 +45,8 @@ func (db *DB) KeptKey(fingerprint, accountHint string, now time.Time) (*rental.K
 // version on its own if no statement has taken it along yet.
 func (kc *KeyCheck) Confirm(ctx context.Context) bool {
 	if !kc.ran {
-		var v int64
-		err := kc.db.Read().c.QueryRowContext(ctx, accessVersion).Scan(&v)
-		kc.record(v, err)
+		s, _ := kc.Pending()
+		s.Scan(kc.db.Reader().QueryRowContext(ctx, s.SQL))
 	}
 	return kc.held
 }
@@ -110,7 +108,7 @@ func (db *DB) BeginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck
 // beginAhead is BeginAhead, holding the key hold first if not nil (see
 // BeginIdempotent).
 func (db *DB) beginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck, hold *IdempotencyKey) (*Tx, error) {
-	if db.engine != Postgres {
+	if db.Engine() != Postgres {
 		return db.beginChecked(ctx, acct, kc, hold)
 	}
 	if acct != nil {
@@ -129,13 +127,13 @@ func (db *DB) beginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck
 // still kc's), so that it holds even when it travels with COMMIT, and a
 // batch stops at it: nothing after it runs on a lookup that did not hold.
 func (kc *KeyCheck) carry(tx *Tx) {
-	if kc == nil || kc.ran || tx.pg == nil {
+	if kc == nil || kc.ran {
 		return
 	}
-	tx.pg.queued = append(tx.pg.queued, stmt{sql: accessVersionIs, args: []any{kc.version}, what: "store: access version", scan: func(r row) error {
+	tx.Ahead(database.Stmt{SQL: accessVersionIs, Args: []any{kc.version}, What: "store: access version", Scan: func(r database.Row) error {
 		var v int64
 		err := r.Scan(&v)
-		if isDivisionByZero(err) {
+		if database.IsCheckFailure(err) {
 			kc.ran, kc.held = true, false
 			return ErrKeyChanged
 		}
@@ -166,119 +164,100 @@ var ErrKeyChanged = errors.New("store: the key's kept lookup is out of date")
 // Once that has run, every statement fails with ErrKeyChanged unless the
 // kept lookup held.
 func (db *DB) ReadChecking(kc *KeyCheck) *Queries {
-	return &Queries{c: checkedConn{kc}, friendURL: db.friendURL, sec: db.sec}
+	return &Queries{c: db.ReadChecked(kc), friendURL: db.friendURL, sec: db.sec}
 }
 
-// checkedConn is the read pool carrying a KeyCheck.
-type checkedConn struct{ kc *KeyCheck }
-
-func (c checkedConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if !c.kc.Confirm(ctx) {
-		return nil, ErrKeyChanged
+// Pending is the version read, while it has not run (see
+// database.Check): a KeyCheck is the check its read carries.
+func (kc *KeyCheck) Pending() (database.Stmt, bool) {
+	if kc.ran {
+		return database.Stmt{}, false
 	}
-	return pool{c.kc.db, c.kc.db.read}.ExecContext(ctx, query, args...)
-}
-
-func (c checkedConn) QueryContext(ctx context.Context, query string, args ...any) (rowSet, error) {
-	if !c.kc.ran {
-		return c.kc.batch(ctx, query, args)
-	}
-	if !c.kc.held {
-		return nil, ErrKeyChanged
-	}
-	return pool{c.kc.db, c.kc.db.read}.QueryContext(ctx, query, args...)
-}
-
-func (c checkedConn) QueryRowContext(ctx context.Context, query string, args ...any) row {
-	rows, err := c.QueryContext(ctx, query, args...)
-	if err != nil {
-		return failedRow{err}
-	}
-	return firstRow{rows}
-}
-
-// batch sends the version read and query in one batch on a connection of
-// the read pool, and returns query's rows, which hold the connection until
-// they are closed.
-func (kc *KeyCheck) batch(ctx context.Context, query string, args []any) (rowSet, error) {
-	cn, err := kc.db.acquire(ctx, kc.db.read)
-	if err != nil {
-		kc.record(0, err)
-		return nil, err
-	}
-	var br pgx.BatchResults
-	var rows pgx.Rows
-	err = cn.Raw(func(dc any) error {
-		// The *pgx.Conn is still read after Raw returns, through rows; cn,
-		// held until they are closed, keeps every other user off it.
-		b := &pgx.Batch{}
-		b.Queue(accessVersion)
-		b.Queue(query, args...)
-		br = dc.(*stdlib.Conn).Conn().SendBatch(ctx, b)
+	return database.Stmt{SQL: accessVersion, What: "store: access version", Scan: func(r database.Row) error {
 		var v int64
-		err := br.QueryRow().Scan(&v)
+		err := r.Scan(&v)
 		kc.record(v, err)
 		if err != nil {
 			return err
 		}
-		rows, err = br.Query()
-		return err
-	})
-	if err == nil && !kc.held {
-		err = ErrKeyChanged
-	}
-	if err != nil {
-		if rows != nil {
-			rows.Close()
-		}
-		if br != nil {
-			br.Close()
-		}
-		cn.Close()
-		if !kc.ran { // no connection for the version either: the check could not run
-			kc.record(0, err)
-		}
-		return nil, err
-	}
-	return batchRows{rows, br, cn}, nil
+		return kc.Outcome()
+	}}, true
 }
 
-// batchRows are pgx's rows as a rowSet, perhaps a batch's last rows:
-// closing them ends the batch (br, if any) and gives the connection back
-// (cn, if the rows hold it).
-type batchRows struct {
-	pgx.Rows
-	br pgx.BatchResults
-	cn *sql.Conn
+// Outcome is nil if the kept lookup held, ErrKeyChanged if not.
+func (kc *KeyCheck) Outcome() error {
+	if kc.held {
+		return nil
+	}
+	return ErrKeyChanged
 }
 
-func (r batchRows) Close() error {
-	r.Rows.Close()
-	err := r.Rows.Err()
-	if r.br != nil {
-		if cerr := r.br.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if r.cn != nil {
-		r.cn.Close()
-	}
-	return err
+// KeyRun is one run of a request on its key's lookup (see ServeKey): on
+// the key's kept lookup, with the check its statements carry, or on a
+// lookup made now.
+type KeyRun struct {
+	db                *DB
+	fingerprint, hint string
+	// kept is the kept lookup the run is on, check what confirms it; both
+	// nil on a lookup made now.
+	kept  *rental.KeyOwner
+	check *KeyCheck
+	// failed is why the check of the run before could not run (no
+	// connection, a refusal): what a lookup made now would have met too.
+	failed error
 }
 
-// firstRow is QueryRowContext's row over a rowSet.
-type firstRow struct{ rows rowSet }
-
-func (r firstRow) Scan(dest ...any) error {
-	if !r.rows.Next() {
-		if err := r.rows.Close(); err != nil {
-			return err
+// ServeKey runs a request made with the key of fingerprint (and the
+// account hint) until a run answers, so that the answer always rests on
+// what a lookup made now says of the key. On PostgreSQL it first runs the
+// request on the key's kept lookup, if there is one the key may still use
+// at now (see KeptKey): the lookup's check then costs no round trip of its
+// own. If the check finds that the lookup no longer holds, run must have
+// answered nothing (it answers only once KeyRun.Held says so) and returns
+// false, and the request runs again on a lookup made now: what it did on
+// its way (a per-second limit's count) may then count twice.
+func (db *DB) ServeKey(fingerprint, hint string, now time.Time, run func(*KeyRun) bool) {
+	k := &KeyRun{db: db, fingerprint: fingerprint, hint: hint}
+	if kept, kc := db.KeptKey(fingerprint, hint, now); kc != nil && kept.Key.Usable(now) {
+		// A key refused at now takes the usual way, where its failure is
+		// counted once.
+		k.kept, k.check = kept, kc
+		if run(k) {
+			return
 		}
-		return sql.ErrNoRows
+		k.kept, k.check, k.failed = nil, nil, kc.Err()
 	}
-	err := r.rows.Scan(dest...)
-	if cerr := r.rows.Close(); err == nil {
-		err = cerr
+	run(k)
+}
+
+// Owner is the key's owner for this run: the kept lookup, or a lookup made
+// now (see LookupKey); after a check that could not run, why.
+func (k *KeyRun) Owner(ctx context.Context, now time.Time) (*rental.KeyOwner, error) {
+	switch {
+	case k.kept != nil:
+		return k.kept, nil
+	case k.failed != nil:
+		return nil, k.failed
 	}
-	return err
+	return k.db.LookupKey(ctx, k.fingerprint, k.hint, now)
+}
+
+// Kept reports whether the run is on a kept lookup, whose answer counts
+// only once Held says so.
+func (k *KeyRun) Kept() bool { return k != nil && k.check != nil }
+
+// Check is what the run's statements carry (ReadChecking, BeginChecked,
+// BeginAhead, BeginIdempotent); nil on a lookup made now.
+func (k *KeyRun) Check() *KeyCheck {
+	if k == nil {
+		return nil
+	}
+	return k.check
+}
+
+// Held reports whether the run may answer: always on a lookup made now;
+// on a kept lookup, once its check confirms it (reading the version on
+// its own if no statement took it along).
+func (k *KeyRun) Held(ctx context.Context) bool {
+	return !k.Kept() || k.check.Confirm(ctx)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -33,7 +34,7 @@ func (tx *Tx) SignUp(ctx context.Context, kind rental.PersonKind, email, name, p
 	}
 	_, err := tx.c.ExecContext(ctx, `INSERT INTO people (id, kind, email, name, password_hash, developer_id, landlord_id, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, p.ID, string(kind), email, name, passwordHash, nullString(p.DeveloperID), nullString(p.LandlordID), ms(tx.Now))
-	if isUniqueViolation(err) {
+	if database.IsUniqueViolation(err) {
 		return nil, rental.Conflict("email_taken", "An account with this email exists already; sign in instead.")
 	}
 	if err != nil {

@@ -141,7 +141,7 @@ func (q *Queries) LiveAccounts(ctx context.Context, appID string) ([]rental.Acco
 // a use within rental.KeyUseResolution is written already (by this process
 // or another): one small write per key a minute, whatever the traffic.
 func (db *DB) NoteKeyUse(ctx context.Context, keyID string, now time.Time) error {
-	_, err := db.writer().ExecContext(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)`,
+	_, err := db.Writer().ExecContext(ctx, `UPDATE api_keys SET last_used_at = $2 WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $3)`,
 		keyID, ms(now), ms(now.Add(-rental.KeyUseResolution)))
 	if err != nil {
 		return fmt.Errorf("store: note key use: %w", err)

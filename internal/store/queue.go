@@ -2,18 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 )
-
-// Pools are the connection pools by name, for operators' metrics: "write"
-// and "read" on SQLite, one "main" pool on PostgreSQL.
-func (db *DB) Pools() map[string]*sql.DB {
-	if db.read == db.write {
-		return map[string]*sql.DB{"main": db.write}
-	}
-	return map[string]*sql.DB{"write": db.write, "read": db.read}
-}
 
 // JobCount is how many jobs of one kind are in one state of the queue.
 type JobCount struct {
@@ -37,7 +27,7 @@ const MaxCountedJobs = 100_000
 func (db *DB) QueueDepth(ctx context.Context) ([]JobCount, error) {
 	var out []JobCount
 	for _, state := range queueStates {
-		rows, err := db.read.QueryContext(ctx, `SELECT kind, count(*) FROM
+		rows, err := db.Reader().QueryContext(ctx, `SELECT kind, count(*) FROM
 			(SELECT kind FROM river_job WHERE state = $1 LIMIT $2) AS j GROUP BY kind ORDER BY kind`, state, MaxCountedJobs)
 		if err != nil {
 			return nil, fmt.Errorf("store: queue depth: %w", err)

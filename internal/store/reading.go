@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -170,13 +171,13 @@ func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in Readin
 	// leaves no other reading of the month to meet but one a writer
 	// ignoring the lock made (then the answer is that reading's 409, and
 	// kept by no Idempotency-Key).
-	err = tx.later(ctx, stmt{sql: `INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month,
+	err = tx.Later(ctx, database.Stmt{SQL: `INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month,
 			e_previous, e_current, e_rollover, e_rate, w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`,
-		args: []any{r.ID, acct.LandlordID, r.PropertyID, r.RoomID, r.Month, e.Previous, e.Current, e.Rollover, e.Rate,
+		Args: []any{r.ID, acct.LandlordID, r.PropertyID, r.RoomID, r.Month, e.Previous, e.Current, e.Rollover, e.Rate,
 			w.Previous, w.Current, w.Rollover, w.Rate, w.Billing, w.FlatAmount, ms(tx.Now)},
-		what:  "store: create reading",
-		taken: rental.ReadingExists(room.Number, in.Month, "")})
+		What:  "store: create reading",
+		Taken: rental.ReadingExists(room.Number, in.Month, "")})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -74,7 +75,7 @@ func (tx *Tx) CreateRoom(ctx context.Context, acct *rental.Account, r rental.Roo
 	r.CreatedAt, r.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO rooms (id, landlord_id, property_id, number, floor, monthly_rent, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, r.ID, acct.LandlordID, r.PropertyID, r.Number, r.Floor, r.MonthlyRent, r.Status, ms(tx.Now))
-	if isUniqueViolation(err) {
+	if database.IsUniqueViolation(err) {
 		return nil, rental.RoomNumberTaken(r.Number)
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -96,7 +97,7 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 			moved_in_at, created_at, updated_at, chat_registration_code)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)`,
 		t.ID, acct.LandlordID, t.PropertyID, t.RoomID, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(t.MovedInAt.Time), ms(tx.Now), code)
-	if isUniqueViolation(err) {
+	if database.IsUniqueViolation(err) {
 		return nil, rental.Occupied(room, "")
 	}
 	if err != nil {

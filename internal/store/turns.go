@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -129,12 +130,12 @@ func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, erro
 // with the claim (see BeginChecked); with ahead, on PostgreSQL, all are
 // only queued, and the claim is made ahead (see BeginAhead).
 func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyCheck, hold *IdempotencyKey, ahead bool) (*Tx, error) {
-	wait, cancel := context.WithTimeout(ctx, db.wait)
+	wait, cancel := context.WithTimeout(ctx, db.Wait())
 	release, err := db.turns.take(wait, acct.LandlordID)
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return nil, unavailable(err)
+			return nil, database.Unavailable(err)
 		}
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyChe
 	}()
 	kc.carry(tx)
 	tx.holdKey(hold) // before the landlord's lock: a request whose key is busy must not wait for it
-	if last, ok := db.turns.predict(acct.LandlordID, ms(tx.Now)); ahead && ok && tx.pg != nil {
+	if last, ok := db.turns.predict(acct.LandlordID, ms(tx.Now)); ahead && ok && tx.Pipelined() {
 		tx.claimAhead(acct.LandlordID, last)
 	} else if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err

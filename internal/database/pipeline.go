@@ -1,10 +1,9 @@
-package store
+package database
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,13 +16,13 @@ import (
 // more, and every other writer of the landlord waits through all of them),
 // so the transaction sends nothing on its own: BEGIN waits to travel in one
 // pipelined batch with the transaction's first statement, statements
-// queued for later (see Tx.later) travel with the next one, and COMMIT
+// queued for later (see Tx.Later) travel with the next one, and COMMIT
 // travels with the statements left for the end (see Tx.Commit).
 type pgConn struct {
 	cn *sql.Conn
 	pc *pgx.Conn
 	// queued go to the database ahead of the next statement, in its batch.
-	queued []stmt
+	queued []Stmt
 	// ended is set once the transaction committed or rolled back: the
 	// connection may already serve another request.
 	ended bool
@@ -58,7 +57,7 @@ func beginPostgres(cn *sql.Conn) (*pgConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.queued = append(c.queued, stmt{sql: "BEGIN", what: "store: begin"})
+	c.queued = append(c.queued, Stmt{SQL: "BEGIN", What: "database: begin"})
 	return c, nil
 }
 
@@ -68,7 +67,7 @@ func beginPostgres(cn *sql.Conn) (*pgConn, error) {
 func (c *pgConn) send(ctx context.Context, query string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
 	for _, s := range c.queued {
-		b.Queue(s.sql, s.args...)
+		b.Queue(s.SQL, s.Args...)
 	}
 	b.Queue(query, args...)
 	queued := c.queued
@@ -108,7 +107,7 @@ func (c *pgConn) ExecContext(ctx context.Context, query string, args ...any) (sq
 	return changed(tag.RowsAffected()), nil
 }
 
-func (c *pgConn) QueryContext(ctx context.Context, query string, args ...any) (rowSet, error) {
+func (c *pgConn) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
@@ -134,7 +133,7 @@ func (c *pgConn) QueryContext(ctx context.Context, query string, args ...any) (r
 	return batchRows{Rows: rows, br: br}, nil
 }
 
-func (c *pgConn) QueryRowContext(ctx context.Context, query string, args ...any) row {
+func (c *pgConn) QueryRowContext(ctx context.Context, query string, args ...any) Row {
 	rows, err := c.QueryContext(ctx, query, args...)
 	if err != nil {
 		return failedRow{err}
@@ -152,7 +151,7 @@ func (c *pgConn) flush(ctx context.Context) error {
 	}
 	last := c.queued[len(c.queued)-1]
 	c.queued = c.queued[:len(c.queued)-1]
-	br, err := c.send(ctx, last.sql, last.args)
+	br, err := c.send(ctx, last.SQL, last.Args)
 	if err != nil {
 		return err
 	}
@@ -168,16 +167,16 @@ func (c *pgConn) flush(ctx context.Context) error {
 // before COMMIT runs, so it is sent as one that fails in the database
 // itself (see mustChangeOne); and a COMMIT that PostgreSQL answers with
 // ROLLBACK (the transaction had failed) is a failure.
-func (c *pgConn) commit(ctx context.Context, stmts []stmt) error {
+func (c *pgConn) commit(ctx context.Context, stmts []Stmt) error {
 	all := append(c.queued, stmts...)
 	c.queued = nil
 	for _, s := range all {
-		if s.lost != nil && s.scan == nil && s.rows == nil && !s.checked {
-			s.sql = mustChangeOne(s.sql)
+		if s.Lost != nil && s.Scan == nil && s.Rows == nil && !s.Checked {
+			s.SQL = MustChangeOne(s.SQL)
 		}
 		c.queued = append(c.queued, s)
 	}
-	c.queued = append(c.queued, stmt{sql: commitSQL, what: "store: commit"})
+	c.queued = append(c.queued, Stmt{SQL: commitSQL, What: "database: commit"})
 	err := c.flush(ctx)
 	if c.pc.PgConn().TxStatus() == 'I' {
 		c.ended = true
@@ -202,21 +201,21 @@ func (c *pgConn) rollback() error {
 	return err
 }
 
-// mustChangeOne makes a PostgreSQL UPDATE or DELETE fail (division by
+// MustChangeOne makes a PostgreSQL UPDATE or DELETE fail (division by
 // zero, SQLSTATE 22012) unless it changed exactly one row: the check of a
 // statement that travels with COMMIT, which the database must make, since
 // the answer arrives only after COMMIT ran.
-func mustChangeOne(q string) string {
+func MustChangeOne(q string) string {
 	return `WITH changed AS (` + q + ` RETURNING 1) SELECT 1 / (CASE WHEN count(*) = 1 THEN 1 ELSE 0 END) FROM changed`
 }
 
 // answer reads the statement's answer, its row or its count, from the
 // batch, and judges it.
-func (s stmt) answer(br pgx.BatchResults) error {
-	if s.rows != nil {
+func (s Stmt) answer(br pgx.BatchResults) error {
+	if s.Rows != nil {
 		rows, err := br.Query()
 		if err == nil {
-			err = s.rows(batchRows{Rows: rows})
+			err = s.Rows(batchRows{Rows: rows})
 		}
 		if rows != nil {
 			rows.Close()
@@ -229,8 +228,8 @@ func (s stmt) answer(br pgx.BatchResults) error {
 		}
 		return nil
 	}
-	if s.scan != nil {
-		if err := s.scan(br.QueryRow()); err != nil {
+	if s.Scan != nil {
+		if err := s.Scan(br.QueryRow()); err != nil {
 			return s.failed(err)
 		}
 		return nil
@@ -239,8 +238,8 @@ func (s stmt) answer(br pgx.BatchResults) error {
 	if err != nil {
 		return s.failed(err)
 	}
-	if s.sql == commitSQL && tag.String() != commitSQL {
-		return errors.New("store: commit: the database rolled the transaction back")
+	if s.SQL == commitSQL && tag.String() != commitSQL {
+		return errors.New("database: commit: the database rolled the transaction back")
 	}
 	return s.judge(tag.RowsAffected())
 }
@@ -249,50 +248,21 @@ func (s stmt) answer(br pgx.BatchResults) error {
 // when the transaction committed.
 const commitSQL = "COMMIT"
 
-// judge applies the statement's check to the count of rows it changed.
-func (s stmt) judge(n int64) error {
-	if s.lost != nil && n != 1 {
-		return s.lost
-	}
-	return nil
-}
-
-// failed names the statement in its error; or it is the statement's lost
-// error when it failed as mustChangeOne makes it fail, its taken error when
-// it failed on a unique constraint.
-func (s stmt) failed(err error) error {
-	switch {
-	case s.lost != nil && isDivisionByZero(err):
-		return s.lost
-	case s.taken != nil && isUniqueViolation(err):
-		return s.taken
-	}
-	return fmt.Errorf("%s: %w", s.what, err)
-}
-
-// isDivisionByZero reports whether err is PostgreSQL's division by zero
-// (SQLSTATE 22012): the failure of a check made in the database (see
-// mustChangeOne).
-func isDivisionByZero(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "22012"
-}
-
 // changed is an Exec's sql.Result: the count of rows changed.
 type changed int64
 
 func (n changed) RowsAffected() (int64, error) { return int64(n), nil }
 
 func (changed) LastInsertId() (int64, error) {
-	return 0, errors.New("store: PostgreSQL has no last insert ID; use RETURNING")
+	return 0, errors.New("database: PostgreSQL has no last insert ID; use RETURNING")
 }
 
 // pgxTx is the transaction as the job queue's pgx driver takes it, so that
-// jobs are inserted in it (see Tx.Commit). Only what inserting jobs uses
-// is offered; the transaction ends only through the store.
+// jobs are inserted in it (see Tx.PgxTx). Only what inserting jobs uses
+// is offered; the transaction ends only through Tx.
 type pgxTx struct{ c *pgConn }
 
-var errTxOwned = errors.New("store: the store ends this transaction")
+var errTxOwned = errors.New("database: the transaction ends through database.Tx")
 
 func (t pgxTx) Begin(context.Context) (pgx.Tx, error) { return nil, errTxOwned }
 func (t pgxTx) Commit(context.Context) error          { return errTxOwned }

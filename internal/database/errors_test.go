@@ -1,4 +1,4 @@
-package store
+package database
 
 import (
 	"context"
@@ -33,8 +33,8 @@ func TestRefused(t *testing.T) {
 		{"deadline", context.DeadlineExceeded, false},
 		{"anything else", errors.New("boom"), false},
 	} {
-		if got := refused(tc.err); got != tc.want {
-			t.Errorf("%s: refused = %v, want %v", tc.name, got, tc.want)
+		if got := Refused(tc.err); got != tc.want {
+			t.Errorf("%s: Refused = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

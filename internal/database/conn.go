@@ -1,0 +1,169 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Conn is what both a pool and a Tx offer: database/sql's methods, with
+// rows behind small interfaces so that a pool can give each statement its
+// connection back when its rows are done, and a PostgreSQL Tx can answer
+// from a pipelined batch.
+type Conn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) Row
+}
+
+// Row is the result of QueryRowContext.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Rows is the result of QueryContext.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// Reader runs single statements on the read pool, each with a bounded wait
+// for its connection.
+func (db *DB) Reader() Conn { return pool{db, db.read} }
+
+// Writer runs single statements on the write pool, each with a bounded
+// wait for its connection.
+func (db *DB) Writer() Conn { return pool{db, db.write} }
+
+// acquire takes a connection of pool p, waiting at most db.wait. On its
+// own, database/sql waits for a free connection as long as the request's
+// context lives; a wait that runs out, or a database that refuses the
+// connection, is the service being unavailable, not failing.
+func (db *DB) acquire(ctx context.Context, p *sql.DB) (*sql.Conn, error) {
+	wait, cancel := context.WithTimeout(ctx, db.wait)
+	defer cancel()
+	c, err := p.Conn(wait)
+	switch {
+	case err == nil:
+		return c, nil
+	case ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || Refused(err)):
+		return nil, Unavailable(err)
+	}
+	return nil, fmt.Errorf("database: connection: %w", err)
+}
+
+// Wait is the bound on a wait for a connection, for a caller that waits
+// for something else first and must keep to the same bound (the store's
+// queue of a landlord's writers).
+func (db *DB) Wait() time.Duration { return db.wait }
+
+// txConn is a SQLite transaction as a Conn: its statements share its
+// connection.
+type txConn struct{ tx *sql.Tx }
+
+func (c txConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return c.tx.ExecContext(ctx, query, args...)
+}
+
+func (c txConn) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
+	rows, err := c.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+func (c txConn) QueryRowContext(ctx context.Context, query string, args ...any) Row {
+	return c.tx.QueryRowContext(ctx, query, args...)
+}
+
+// pool is a pool as a Conn: each statement takes a connection through
+// acquire (so its wait is bounded) and gives it back when done.
+type pool struct {
+	db *DB
+	p  *sql.DB
+}
+
+func (c pool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	cn, err := c.db.acquire(ctx, c.p)
+	if err != nil {
+		return nil, err
+	}
+	defer cn.Close()
+	return cn.ExecContext(c.db.statementContext(ctx), query, args...)
+}
+
+func (c pool) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
+	cn, err := c.db.acquire(ctx, c.p)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := cn.QueryContext(c.db.statementContext(ctx), query, args...)
+	if err != nil {
+		cn.Close()
+		return nil, err
+	}
+	return connRows{rows, cn}, nil
+}
+
+func (c pool) QueryRowContext(ctx context.Context, query string, args ...any) Row {
+	cn, err := c.db.acquire(ctx, c.p)
+	if err != nil {
+		return FailedRow(err)
+	}
+	return connRow{cn.QueryRowContext(c.db.statementContext(ctx), query, args...), cn}
+}
+
+// statementContext is the context a single statement on a pool runs
+// with, once it has its connection. On SQLite the request's cancellation
+// is left behind: with it, database/sql and the SQLite driver each start a
+// goroutine per statement to watch for it, four for a read of a page,
+// which cost reads CPU and, under load, tail latency. A statement on
+// SQLite is a local computation that ends on its own (the store's lists
+// are keyset pages, every other read one row), so a client that hangs up
+// now lets it finish rather than interrupting it; the wait for the
+// connection still ends with the request (see acquire). PostgreSQL keeps
+// the cancellation: there a query runs in another process, which is told
+// to stop.
+func (db *DB) statementContext(ctx context.Context) context.Context {
+	if db.engine == SQLite {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+// connRows are rows that give their connection back when closed.
+type connRows struct {
+	*sql.Rows
+	cn *sql.Conn
+}
+
+func (r connRows) Close() error {
+	err := r.Rows.Close()
+	r.cn.Close()
+	return err
+}
+
+// connRow is a row that gives its connection back once scanned.
+type connRow struct {
+	*sql.Row
+	cn *sql.Conn
+}
+
+func (r connRow) Scan(dest ...any) error {
+	err := r.Row.Scan(dest...)
+	r.cn.Close()
+	return err
+}
+
+// FailedRow is the row of a statement that could not run: its Scan
+// returns err.
+func FailedRow(err error) Row { return failedRow{err} }
+
+type failedRow struct{ err error }
+
+func (r failedRow) Scan(...any) error { return r.err }

@@ -1,0 +1,582 @@
+package database_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"rentapi/internal/database"
+	"rentapi/internal/rental"
+)
+
+// The engine's conformance suite: every test runs on SQLite (a temporary
+// file) and on PostgreSQL (a fresh schema, when RENTAPI_TEST_POSTGRES
+// names a database; skipped otherwise), over a table of its own, so that
+// what the store relies on is checked without the store's schema.
+
+// postgresEnv names the variable holding the PostgreSQL DSN for tests.
+const postgresEnv = "RENTAPI_TEST_POSTGRES"
+
+// bundle is what a test works with (see setup).
+type bundle struct {
+	db     *database.DB
+	engine database.Engine
+	clock  *clock
+	// dsn reaches the same database, for a second DB.
+	dsn string
+}
+
+// clock is a clock tests move.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// each runs fn once per engine, the two in parallel.
+func each(t *testing.T, opts database.Options, fn func(t *testing.T, b *bundle)) {
+	t.Helper()
+	for _, engine := range []database.Engine{database.SQLite, database.Postgres} {
+		t.Run(string(engine), func(t *testing.T) {
+			t.Parallel()
+			fn(t, setup(t, engine, opts))
+		})
+	}
+}
+
+// setup opens a database of the engine with opts (its clock is the
+// bundle's) and creates the suite's table, things.
+func setup(t *testing.T, engine database.Engine, opts database.Options) *bundle {
+	t.Helper()
+	var dsn string
+	switch engine {
+	case database.SQLite:
+		dsn = "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+	case database.Postgres:
+		dsn = freshSchema(t)
+	}
+	b := &bundle{engine: engine, clock: &clock{t: time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)}, dsn: dsn}
+	opts.Now = b.clock.Now
+	db, err := database.Open(t.Context(), dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b.db = db
+	if _, err := db.WritePool().ExecContext(t.Context(), `CREATE TABLE things (id TEXT PRIMARY KEY, n BIGINT NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// freshSchema creates a schema of the configured PostgreSQL database,
+// dropped when the test ends, and returns a DSN that works in it; it skips
+// the test when no database is configured.
+func freshSchema(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv(postgresEnv)
+	if base == "" {
+		t.Skip(postgresEnv + " not set")
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	schema := "db_" + strconv.FormatInt(time.Now().UnixNano(), 36) + strconv.Itoa(int(schemas.Add(1)))
+	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer a.Close()
+		if _, err := a.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); err != nil {
+			t.Logf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+var schemas atomic.Int64
+
+// count reads how many things there are, outside any transaction.
+func (b *bundle) count(t *testing.T) int {
+	t.Helper()
+	var n int
+	if err := b.db.Reader().QueryRowContext(t.Context(), `SELECT count(*) FROM things`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func insert(id string, n int) database.Stmt {
+	return database.Stmt{SQL: `INSERT INTO things (id, n) VALUES ($1, $2)`, Args: []any{id, n}, What: "test: insert " + id}
+}
+
+// TestCommitAndRollback: a committed write is seen by the read pool, a
+// rolled-back one is not, and a rollback after the commit does nothing.
+func TestCommitAndRollback(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO things (id, n) VALUES ('a', 1)`); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT n FROM things WHERE id = 'a'`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("the transaction reads its own write: %d, %v", n, err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatalf("rollback after commit: %v", err)
+		}
+		if got := b.count(t); got != 1 {
+			t.Fatalf("after commit: %d things, want 1", got)
+		}
+		tx, err = b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO things (id, n) VALUES ('b', 2)`); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.count(t); got != 1 {
+			t.Fatalf("after rollback: %d things, want 1", got)
+		}
+		// The connection went back: the (single, on SQLite) writer is free.
+		if _, err := b.db.Writer().ExecContext(ctx, `DELETE FROM things WHERE id = 'a'`); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestNow: a transaction's Now is the clock's when it began, in UTC, and
+// stays so however the clock moves.
+func TestNow(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		want := b.clock.Now()
+		tx, err := b.db.Begin(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		b.clock.advance(time.Hour)
+		if !tx.Now.Equal(want) || tx.Now.Location() != time.UTC {
+			t.Fatalf("Now = %v, want %v in UTC", tx.Now, want)
+		}
+		if !b.db.Now().Equal(want.Add(time.Hour)) {
+			t.Fatalf("the DB's clock: %v", b.db.Now())
+		}
+	})
+}
+
+// TestLater: a statement left for later is seen by what the transaction
+// reads next, and committed with it; its failure is the transaction's, at
+// once on SQLite, with the next round trip on PostgreSQL, and then every
+// statement after it fails too.
+func TestLater(t *testing.T) {
+	t.Parallel()
+	errGone := errors.New("the thing is gone")
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Later(ctx, insert("a", 1)); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM things`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("read after Later: %d, %v", n, err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+
+		// A must-change-one statement that changes nothing.
+		tx, err = b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		bump := database.Stmt{SQL: `UPDATE things SET n = n + 1 WHERE id = $1`, Args: []any{"missing"}, What: "test: bump", Lost: errGone}
+		err = tx.Later(ctx, bump)
+		if b.engine == database.SQLite {
+			if !errors.Is(err, errGone) {
+				t.Fatalf("SQLite: Later = %v, want the statement's Lost", err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("PostgreSQL: Later sent its statement: %v", err)
+		}
+		if !tx.Pipelined() || tx.Err() != nil {
+			t.Fatalf("before the round trip: Pipelined %v, Err %v", tx.Pipelined(), tx.Err())
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO things (id, n) VALUES ('b', 2)`); !errors.Is(err, errGone) {
+			t.Fatalf("the next statement: %v, want the Lost of the one before", err)
+		}
+		if !errors.Is(tx.Err(), errGone) {
+			t.Fatalf("Err = %v", tx.Err())
+		}
+		if _, err := tx.ExecContext(ctx, `SELECT 1`); !errors.Is(err, errGone) {
+			t.Fatalf("a statement after the failure: %v", err)
+		}
+		if err := tx.Commit(); !errors.Is(err, errGone) {
+			t.Fatalf("Commit = %v, want the failure", err)
+		}
+		if got := b.count(t); got != 1 {
+			t.Fatalf("%d things, want 1", got)
+		}
+	})
+}
+
+// TestAtCommit: statements left for the commit run with it, and one whose
+// check fails (a must-change-one that changes none) fails the commit with
+// its Lost error, undoing the whole transaction.
+func TestAtCommit(t *testing.T) {
+	t.Parallel()
+	errGone := errors.New("the thing is gone")
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tx.AtCommit(insert("a", 1))
+		if err := tx.Commit(insert("b", 2)); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.count(t); got != 2 {
+			t.Fatalf("%d things, want 2", got)
+		}
+		for _, checked := range []bool{false, true} {
+			tx, err := b.db.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM things`); err != nil {
+				t.Fatal(err)
+			}
+			s := database.Stmt{SQL: `UPDATE things SET n = 0 WHERE id = 'a'`, What: "test: zero", Lost: errGone}
+			if checked {
+				if b.engine != database.Postgres {
+					tx.Rollback()
+					continue
+				}
+				s.SQL, s.Checked = database.MustChangeOne(s.SQL), true
+			}
+			tx.AtCommit(s)
+			if err := tx.Commit(); !errors.Is(err, errGone) {
+				t.Fatalf("checked %v: Commit = %v, want the statement's Lost", checked, err)
+			}
+			if got := b.count(t); got != 2 {
+				t.Fatalf("checked %v: the failed commit left %d things, want 2", checked, got)
+			}
+		}
+	})
+}
+
+// TestQueuedReads: statements that read (Scan, Rows) run in order with the
+// others, sent ahead on PostgreSQL (Ahead) or at once (ExecAll).
+func TestQueuedReads(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		var one int
+		var ids []string
+		err = tx.ExecAll(ctx, []database.Stmt{insert("a", 1), insert("b", 2),
+			{SQL: `SELECT n FROM things WHERE id = 'a'`, What: "test: one", Scan: func(r database.Row) error { return r.Scan(&one) }},
+			{SQL: `SELECT id FROM things ORDER BY id`, What: "test: all", Rows: func(rows database.Rows) error {
+				for rows.Next() {
+					var id string
+					if err := rows.Scan(&id); err != nil {
+						return err
+					}
+					ids = append(ids, id)
+				}
+				return rows.Err()
+			}}})
+		if err != nil || one != 1 || len(ids) != 2 {
+			t.Fatalf("ExecAll: %v, one %d, ids %v", err, one, ids)
+		}
+		var ahead int
+		sent := tx.Ahead(database.Stmt{SQL: `SELECT n FROM things WHERE id = 'b'`, What: "test: ahead", Scan: func(r database.Row) error { return r.Scan(&ahead) }})
+		if sent != (b.engine == database.Postgres) {
+			t.Fatalf("Ahead = %v on %s", sent, b.engine)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE things SET n = 3 WHERE id = 'b'`); err != nil {
+			t.Fatal(err)
+		}
+		if sent && ahead != 2 {
+			t.Fatalf("the read sent ahead, before the update: %d", ahead)
+		}
+	})
+}
+
+// TestOnCommit: hooks run once the transaction committed, and not when it
+// rolled back or its commit failed.
+func TestOnCommit(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		var calls []string
+		for _, end := range []string{"commit", "rollback", "failed commit"} {
+			tx, err := b.db.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.OnCommit(func() { calls = append(calls, end) })
+			switch end {
+			case "commit":
+				err = tx.Commit(insert("a", 1))
+			case "rollback":
+				err = tx.Rollback()
+			case "failed commit":
+				if err = tx.Commit(insert("a", 1)); err == nil {
+					t.Fatal("a duplicate committed")
+				}
+				err = nil
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", end, err)
+			}
+		}
+		if len(calls) != 1 || calls[0] != "commit" {
+			t.Fatalf("hooks called for %v, want only the commit", calls)
+		}
+	})
+}
+
+// TestUniqueViolation: both engines' unique failures are recognized, on
+// a plain statement and as a statement's Taken error; nothing else is.
+func TestUniqueViolation(t *testing.T) {
+	t.Parallel()
+	errTaken := errors.New("taken")
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		if _, err := b.db.Writer().ExecContext(ctx, `INSERT INTO things (id, n) VALUES ('a', 1)`); err != nil {
+			t.Fatal(err)
+		}
+		_, err := b.db.Writer().ExecContext(ctx, `INSERT INTO things (id, n) VALUES ('a', 2)`)
+		if err == nil || !database.IsUniqueViolation(err) {
+			t.Fatalf("duplicate: %v, IsUniqueViolation false", err)
+		}
+		_, err = b.db.Writer().ExecContext(ctx, `INSERT INTO things (id) VALUES ('b')`)
+		if err == nil || database.IsUniqueViolation(err) || database.Refused(err) {
+			t.Fatalf("a NOT NULL failure: %v, taken for a unique violation or a refusal", err)
+		}
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		s := insert("a", 3)
+		s.Taken = errTaken
+		err = tx.Later(ctx, s)
+		if err == nil {
+			err = tx.Commit()
+		}
+		if !errors.Is(err, errTaken) {
+			t.Fatalf("Later's duplicate: %v, want its Taken", err)
+		}
+	})
+}
+
+// TestBoundedWait: a statement that waits for a connection longer than
+// Options.Wait fails with Unavailable (503 service_unavailable), and so
+// does Begin; a caller that gives up first gets its own context's error.
+func TestBoundedWait(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{MaxConns: 1, Wait: 100 * time.Millisecond}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		held, err := b.db.Begin(ctx) // the one write connection
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := held.ExecContext(ctx, `SELECT 1`); err != nil {
+			t.Fatal(err)
+		}
+		unavailable := func(what string, err error, start time.Time) {
+			t.Helper()
+			e, ok := rental.AsError(err)
+			if !ok || e.Kind != rental.KindUnavailable || e.RetryAfter <= 0 {
+				t.Fatalf("%s: %v, want unavailable with Retry-After", what, err)
+			}
+			if waited := time.Since(start); waited < 100*time.Millisecond || waited > 5*time.Second {
+				t.Fatalf("%s: waited %v", what, waited)
+			}
+		}
+		start := time.Now()
+		_, err = b.db.Begin(ctx)
+		unavailable("Begin", err, start)
+		start = time.Now()
+		_, err = b.db.Writer().ExecContext(ctx, `DELETE FROM things`)
+		unavailable("a statement", err, start)
+		gone, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := b.db.Writer().ExecContext(gone, `DELETE FROM things`); !errors.Is(err, context.Canceled) {
+			t.Fatalf("a cancelled wait: %v", err)
+		}
+		if err := held.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.db.Writer().ExecContext(ctx, `DELETE FROM things`); err != nil {
+			t.Fatalf("once the connection is back: %v", err)
+		}
+	})
+}
+
+// versionCheck is a Check of the test's own: things' row 'v' must still
+// hold n.
+type versionCheck struct {
+	n    int
+	ran  bool
+	held bool
+	runs int
+}
+
+var errMoved = errors.New("the version moved")
+
+func (c *versionCheck) Pending() (database.Stmt, bool) {
+	if c.ran {
+		return database.Stmt{}, false
+	}
+	return database.Stmt{SQL: `SELECT n FROM things WHERE id = 'v'`, What: "test: version", Scan: func(r database.Row) error {
+		var n int
+		err := r.Scan(&n)
+		c.ran, c.held, c.runs = true, err == nil && n == c.n, c.runs+1
+		if err != nil {
+			return err
+		}
+		return c.Outcome()
+	}}, true
+}
+
+func (c *versionCheck) Outcome() error {
+	if c.held {
+		return nil
+	}
+	return errMoved
+}
+
+// TestReadChecked: a read carrying a Check runs it once, with its first
+// statement, and answers only while it held.
+func TestReadChecked(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		if _, err := b.db.Writer().ExecContext(ctx, `INSERT INTO things (id, n) VALUES ('v', 7), ('a', 1)`); err != nil {
+			t.Fatal(err)
+		}
+		held := &versionCheck{n: 7}
+		c := b.db.ReadChecked(held)
+		for range 2 {
+			var n int
+			if err := c.QueryRowContext(ctx, `SELECT n FROM things WHERE id = 'a'`).Scan(&n); err != nil || n != 1 {
+				t.Fatalf("a read under a check that holds: %d, %v", n, err)
+			}
+		}
+		if _, err := c.ExecContext(ctx, `SELECT 1`); err != nil {
+			t.Fatal(err)
+		}
+		if held.runs != 1 {
+			t.Fatalf("the check ran %d times, want once", held.runs)
+		}
+		moved := &versionCheck{n: 6}
+		c = b.db.ReadChecked(moved)
+		for range 2 {
+			if _, err := c.QueryContext(ctx, `SELECT n FROM things`); !errors.Is(err, errMoved) {
+				t.Fatalf("a read under a check that failed: %v", err)
+			}
+		}
+		if _, err := b.db.ReadChecked(&versionCheck{n: 6}).ExecContext(ctx, `SELECT 1`); !errors.Is(err, errMoved) {
+			t.Fatalf("a statement under a check that failed: %v", err)
+		}
+		if moved.runs != 1 {
+			t.Fatalf("the check ran %d times, want once", moved.runs)
+		}
+	})
+}
+
+// TestOpen: a DSN the engine cannot serve is refused with a clear error
+// that does not show the password.
+func TestOpen(t *testing.T) {
+	t.Parallel()
+	for _, dsn := range []string{"sqlite:", "sqlite::memory:", "mysql://u:hunter2@localhost/db"} {
+		_, err := database.Open(t.Context(), dsn, database.Options{})
+		if err == nil {
+			t.Fatalf("%s: opened", dsn)
+		}
+		if s := err.Error(); len(s) == 0 || strings.Contains(s, "hunter2") {
+			t.Fatalf("%s: %q", dsn, s)
+		}
+	}
+	if _, err := database.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "x.db"), database.Options{MaxConns: -1}); err == nil {
+		t.Fatal("a negative MaxConns was taken")
+	}
+}
+
+// TestPrivateFile: a new SQLite database file is its owner's only.
+func TestPrivateFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "private.db")
+	db, err := database.Open(t.Context(), "sqlite:"+path, database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := fi.Mode().Perm(); mode != 0o600 {
+		t.Fatalf("mode %o, want 600", mode)
+	}
+}

@@ -1,0 +1,277 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Tx is one write transaction on the write pool. Its Now is fixed when it
+// begins, so every row it writes carries the same time. Statements whose
+// answer it needs only if they fail are left for later (Later, AtCommit):
+// on PostgreSQL they travel with the next statement, or with COMMIT, in
+// one pipelined batch, a round trip saved each (see pgConn).
+type Tx struct {
+	Now time.Time
+	// c runs the statements: tx's on SQLite, pg on PostgreSQL.
+	c    Conn
+	tx   *sql.Tx
+	pg   *pgConn
+	conn *sql.Conn
+	// atCommit are the statements left for Commit (see AtCommit).
+	atCommit []Stmt
+	// onCommit are called once the transaction committed.
+	onCommit []func()
+	ended    bool
+}
+
+// Stmt is a statement whose answer a transaction reads later than it
+// sends it (see Tx.Later): the count of rows it changed, and a check of
+// it, or its rows, read by a function.
+type Stmt struct {
+	SQL  string
+	Args []any
+	// What names it in an error.
+	What string
+	// Lost, if set, is the transaction's error unless the statement
+	// changed exactly one row.
+	Lost error
+	// Checked says the statement makes its check itself, in the database
+	// (see MustChangeOne, IsCheckFailure): it fails, and stops its batch,
+	// when its condition is false; Lost is then its error.
+	Checked bool
+	// Taken, if set, is the error when the statement fails on a unique
+	// constraint.
+	Taken error
+	// Scan, if set, reads the statement's one row (a queued read).
+	Scan func(Row) error
+	// Rows, if set, reads the statement's rows (a queued read of many).
+	Rows func(Rows) error
+}
+
+// Begin starts a write transaction. On SQLite it takes the write lock at
+// once (BEGIN IMMEDIATE), so a transaction never fails half way on a busy
+// lock; on PostgreSQL BEGIN travels with the first statement (see pgConn).
+// Waiting for the write connection is bounded (see Options.Wait).
+func (db *DB) Begin(ctx context.Context) (*Tx, error) {
+	conn, err := db.acquire(ctx, db.write)
+	if err != nil {
+		return nil, fmt.Errorf("database: begin: %w", err)
+	}
+	if db.engine == Postgres {
+		pg, err := beginPostgres(conn)
+		if err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("database: begin: %w", err)
+		}
+		return &Tx{c: pg, pg: pg, conn: conn, Now: db.now().UTC()}, nil
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		conn.Close()
+		if ctx.Err() == nil && Refused(err) {
+			return nil, Unavailable(err)
+		}
+		return nil, fmt.Errorf("database: begin: %w", err)
+	}
+	return &Tx{c: txConn{tx}, tx: tx, conn: conn, Now: db.now().UTC()}, nil
+}
+
+// ExecContext runs a statement in the transaction.
+func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.c.ExecContext(ctx, query, args...)
+}
+
+// QueryContext runs a query in the transaction.
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
+	return tx.c.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a query in the transaction and returns its first
+// row.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) Row {
+	return tx.c.QueryRowContext(ctx, query, args...)
+}
+
+// Pipelined reports whether statements left for later really wait (on
+// PostgreSQL); on SQLite, where a statement costs no round trip, Later
+// runs them at once.
+func (tx *Tx) Pipelined() bool { return tx.pg != nil }
+
+// Later runs a statement whose answer the transaction needs only if it
+// fails: on PostgreSQL it travels with the transaction's next statement
+// (or COMMIT), a round trip saved, and its error is that statement's.
+// Whatever the transaction reads after it sees its change.
+func (tx *Tx) Later(ctx context.Context, s Stmt) error {
+	if tx.pg != nil {
+		tx.pg.queued = append(tx.pg.queued, s)
+		return nil
+	}
+	return tx.ExecAll(ctx, []Stmt{s})
+}
+
+// ExecAll runs the statements in order, the first error ending them. On
+// PostgreSQL they go in one pipelined batch, one round trip for all.
+func (tx *Tx) ExecAll(ctx context.Context, stmts []Stmt) error {
+	if tx.pg != nil {
+		tx.pg.queued = append(tx.pg.queued, stmts...)
+		return tx.pg.flush(ctx)
+	}
+	for _, s := range stmts {
+		if s.Scan != nil {
+			if err := s.Scan(tx.c.QueryRowContext(ctx, s.SQL, s.Args...)); err != nil {
+				return s.failed(err)
+			}
+			continue
+		}
+		if s.Rows != nil {
+			rows, err := tx.c.QueryContext(ctx, s.SQL, s.Args...)
+			if err == nil {
+				err = s.Rows(rows)
+				if cerr := rows.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				return s.failed(err)
+			}
+			continue
+		}
+		res, err := tx.c.ExecContext(ctx, s.SQL, s.Args...)
+		if err != nil {
+			return s.failed(err)
+		}
+		n, _ := res.RowsAffected()
+		if err := s.judge(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AtCommit leaves statements for Commit, which sends them with COMMIT:
+// their checks (Lost) then fail the commit.
+func (tx *Tx) AtCommit(s ...Stmt) { tx.atCommit = append(tx.atCommit, s...) }
+
+// OnCommit calls fn once the transaction has committed, not if it fails or
+// is rolled back.
+func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
+
+// OnFail tells fn the transaction's first failure on PostgreSQL, where a
+// statement left for later fails with a statement sent after it (SQLite
+// runs each at once, and its caller sees the failure).
+func (tx *Tx) OnFail(fn func(error)) {
+	if tx.pg != nil {
+		tx.pg.onFail = fn
+	}
+}
+
+// Err is the transaction's first failure on PostgreSQL, which every later
+// statement, and Commit, return too; nil while there is none, and on
+// SQLite.
+func (tx *Tx) Err() error {
+	if tx.pg != nil {
+		return tx.pg.err
+	}
+	return nil
+}
+
+// Commit runs first and the statements left for the commit (AtCommit), and
+// commits: on PostgreSQL all of them and COMMIT go in one round trip. A
+// statement's check that fails is the error, unwrapped if it is the
+// statement's Lost or Taken; the transaction is then rolled back.
+func (tx *Tx) Commit(first ...Stmt) error {
+	if tx.ended {
+		return sql.ErrTxDone
+	}
+	ctx := context.Background()
+	last := append(first, tx.atCommit...)
+	var err error
+	if tx.pg != nil {
+		err = tx.pg.commit(ctx, last)
+	} else if err = tx.ExecAll(ctx, last); err == nil {
+		err = tx.tx.Commit()
+	}
+	if err != nil {
+		tx.Rollback()
+		return fmt.Errorf("database: commit: %w", err)
+	}
+	tx.end()
+	for _, fn := range tx.onCommit {
+		fn()
+	}
+	return nil
+}
+
+// Rollback abandons the transaction; after Commit it does nothing.
+func (tx *Tx) Rollback() error {
+	if tx.ended {
+		return nil
+	}
+	var err error
+	if tx.pg != nil {
+		err = tx.pg.rollback()
+	} else if err = tx.tx.Rollback(); errors.Is(err, sql.ErrTxDone) {
+		err = nil
+	}
+	tx.end()
+	return err
+}
+
+// end gives the connection back to the pool.
+func (tx *Tx) end() {
+	tx.ended = true
+	tx.conn.Close()
+}
+
+// SQLTx is the transaction on SQLite, for a library that takes a *sql.Tx
+// (River's InsertTx); nil on PostgreSQL, where it is PgxTx.
+func (tx *Tx) SQLTx() *sql.Tx { return tx.tx }
+
+// PgxTx is the transaction on PostgreSQL as pgx's drivers take it (River's
+// pgx driver inserts jobs in it); nil on SQLite. The statements left for
+// later are sent before any of its own.
+func (tx *Tx) PgxTx() pgx.Tx {
+	if tx.pg == nil {
+		return nil
+	}
+	return pgxTx{tx.pg}
+}
+
+// judge applies the statement's check to the count of rows it changed.
+func (s Stmt) judge(n int64) error {
+	if s.Lost != nil && n != 1 {
+		return s.Lost
+	}
+	return nil
+}
+
+// failed names the statement in its error; or it is the statement's Lost
+// error when it failed as its check makes it fail, its Taken error when
+// it failed on a unique constraint.
+func (s Stmt) failed(err error) error {
+	switch {
+	case s.Lost != nil && IsCheckFailure(err):
+		return s.Lost
+	case s.Taken != nil && IsUniqueViolation(err):
+		return s.Taken
+	}
+	return fmt.Errorf("%s: %w", s.What, err)
+}
+
+// Ahead queues s for the transaction's next round trip on PostgreSQL,
+// where it travels with the next statement, and reports true; on SQLite it
+// does nothing and reports false, and the caller does the work as usual:
+// for statements worth sending only when they cost no round trip of
+// their own (a read made ahead, a check carried along).
+func (tx *Tx) Ahead(s Stmt) bool {
+	if tx.pg == nil {
+		return false
+	}
+	tx.pg.queued = append(tx.pg.queued, s)
+	return true
+}
