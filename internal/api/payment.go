@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 
 	"rentapi/internal/rental"
@@ -10,9 +9,6 @@ import (
 )
 
 var paymentPosition = position(func(p rental.Payment) rental.Time { return p.CreatedAt }, func(p rental.Payment) string { return p.ID })
-
-// maxAmount bounds any amount a client sends: a billion baht in satang.
-const maxAmount = 100_000_000_000
 
 func (s *Server) createPaymentLink(c *call) (int, any, error) {
 	if _, err := parseObject(c.body); err != nil {
@@ -85,9 +81,6 @@ func (s *Server) getPayment(c *call) (int, any, error) {
 	return found(c.q.GetPayment(c.ctx, c.acct(), c.r.PathValue("payment_id")))
 }
 
-// Outcomes of a simulated payment.
-var outcomes = []string{rental.PaymentPaid, rental.PaymentExpired, rental.PaymentCanceled}
-
 // simulatePayment is the sandbox's tenant and provider in one request: it
 // takes the bill's payment link, opens the page as a tenant would
 // (payment.pending), and ends the payment as the provider's confirmation
@@ -109,18 +102,15 @@ func (s *Server) simulatePayment(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if !slices.Contains(outcomes, outcome) {
-		return 0, nil, rental.Invalid("outcome", "outcome must be one of %v.", outcomes)
+	if err := rental.CheckOutcome(outcome); err != nil {
+		return 0, nil, err
 	}
 	amount, err := f.int("amount_paid")
 	if err != nil {
 		return 0, nil, err
 	}
-	if amount.Set && (amount.Null || amount.Value < 1 || amount.Value > maxAmount) {
-		return 0, nil, rental.Invalid("amount_paid", "amount_paid must be a positive number of satang, at most %d.", int64(maxAmount))
-	}
-	if amount.Set && outcome != rental.PaymentPaid {
-		return 0, nil, rental.Invalid("amount_paid", "amount_paid goes only with outcome paid.")
+	if err := rental.CheckAmountPaid(outcome, amount); err != nil {
+		return 0, nil, err
 	}
 	link, _, err := c.tx.CreatePaymentLink(c.ctx, c.acct(), billID, s.publicURL)
 	if err != nil {
@@ -131,7 +121,7 @@ func (s *Server) simulatePayment(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	if co.Payment == nil {
-		return 0, nil, rental.Errorf(rental.KindConflict, "bill_not_payable", "The payment page shows no QR for this bill (%s).", co.NoQR)
+		return 0, nil, rental.NoQRToSimulate(co.NoQR)
 	}
 	p := co.Payment
 	switch outcome {

@@ -194,7 +194,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.log.ErrorContext(r.Context(), "panic", "request_id", line.ID, "panic", p)
 			if sw.Status == 0 {
-				s.writeError(sw, r, rental.Errorf(rental.KindInternal, "internal_error", "panic"))
+				s.writeError(sw, r, rental.Internal())
 			}
 		}
 		status, elapsed := sw.Sent(), time.Since(line.Start)
@@ -217,12 +217,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !request.CleanPath(r.URL.Path) {
 		// The mux would redirect to the cleaned path, sending a write to
 		// another route: an API path is exactly a route or none.
-		s.writeError(sw, r, rental.Errorf(rental.KindNotFound, "route_not_found", "Unrecognized request URL (%s %s): empty or dot segments in the path.", r.Method, r.URL.Path))
+		s.writeError(sw, r, rental.RouteNotClean(r.Method, r.URL.Path))
 		return
 	}
 	if keyInURL(r.URL) {
-		s.writeError(sw, r, rental.Errorf(rental.KindInvalid, "api_key_in_query",
-			"API keys must be sent in the Authorization header, never in the URL. Treat this key as exposed and roll it."))
+		s.writeError(sw, r, rental.APIKeyInQuery())
 		return
 	}
 	if pattern == "" {
@@ -234,7 +233,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				"%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, probe.Header().Get("Allow")))
 			return
 		}
-		s.writeError(sw, r, rental.Errorf(rental.KindNotFound, "route_not_found", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path))
+		s.writeError(sw, r, rental.RouteNotFound(r.Method, r.URL.Path))
 		return
 	}
 	s.mux.ServeHTTP(sw, r)
