@@ -6,7 +6,9 @@
 // an error. errors.go renders every error in the envelope, with the status
 // internal/request maps it to (the pages use the same); errors about the
 // request as HTTP carried it (method, sizes, media type, timing) are the
-// API's own, not the domain's, and name their own status. What every
+// API's own, not the domain's, and name their own status; every other
+// error, a body or query the API cannot read included, is one of rental's
+// (rental/input.go, rental/refusal.go), which the API only picks. What every
 // request shares with the pages' (its ID, log line, status writer, clean
 // path, client address) is internal/request's.
 package api
