@@ -53,16 +53,8 @@ func (s *Server) getEvent(c *call) (int, any, error) {
 	return http.StatusOK, data{view(c.acct(), *e)}, nil
 }
 
-// testModeOnly refuses a test helper to a live key.
-func testModeOnly(c *call) error {
-	if c.caller.mode != rental.ModeTest {
-		return rental.Errorf(rental.KindForbidden, "test_mode_only", "Test helpers work only with test keys (svc_test_...).")
-	}
-	return nil
-}
-
 func (s *Server) resetSandbox(c *call) (int, any, error) {
-	if err := testModeOnly(c); err != nil {
+	if err := rental.CheckTestHelper(c.caller.mode); err != nil {
 		return 0, nil, err
 	}
 	if _, err := parseObject(c.body); err != nil {

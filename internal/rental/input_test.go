@@ -180,3 +180,15 @@ func TestCheckNotificationType(t *testing.T) {
 		}
 	}
 }
+
+// Test helpers answer test keys only.
+func TestCheckTestHelper(t *testing.T) {
+	t.Parallel()
+	if err := CheckTestHelper(ModeTest); err != nil {
+		t.Errorf("test mode: %v", err)
+	}
+	e, _ := AsError(CheckTestHelper(ModeLive))
+	if e == nil || e.Kind != KindForbidden || e.Code != "test_mode_only" || e.Message != "Test helpers work only with test keys (svc_test_...)." {
+		t.Errorf("live mode: %+v", e)
+	}
+}
