@@ -65,7 +65,13 @@ func TestChatSurvivesAKill(t *testing.T) {
 			const channelSecret = "line-channel-secret-for-the-kill-test"
 			env := []string{"RENTAPI_DB=" + dsn, "RENTAPI_SECRET_FILE=" + filepath.Join(t.TempDir(), "secret"),
 				"RENTAPI_LINE_CHANNEL_SECRET=" + channelSecret, "RENTAPI_LINE_CHANNEL_TOKEN=line-token", "RENTAPI_LINE_API_URL=" + line.URL}
-			args := []string{"--rate-limits=off", "--job-rescue-after", "3s"}
+			// The restarted process rescues the sends the killed one was
+			// running when it becomes River's leader, once the killed
+			// leader's lease ends (9 to 15 s after the kill). With a
+			// horizon of 8 s (sends time out after 4 s), every one of them
+			// is stuck by then: the first rescue takes them all, rather
+			// than the next one River makes 30 s later.
+			args := []string{"--rate-limits=off", "--job-rescue-after", "8s"}
 			srv := startServer(t, bin, env, args...)
 			ll := strings.TrimSpace(admin(t, bin, env, "create-landlord", "--name", "Khun Somchai", "--plan", "standard"))
 			acct := strings.TrimSpace(admin(t, bin, env, "link-account", "--landlord", ll))

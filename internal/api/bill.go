@@ -30,7 +30,7 @@ func (s *Server) createBill(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	if issue.Null {
-		return 0, nil, rental.Invalid("issue", "issue must be true or false.")
+		return 0, nil, rental.FieldType("issue", "true or false")
 	}
 	b, err := c.tx.CreateBill(c.ctx, c.acct(), room, month, !issue.Set || issue.Value)
 	if err != nil {

@@ -13,11 +13,6 @@ import (
 	"rentapi/internal/store"
 )
 
-// ConfirmationTolerance is how far a confirmation's timestamp may be from
-// our clock: older ones are refused as possible replays of a captured
-// request (the transaction ID de-duplicates the rest).
-const ConfirmationTolerance = 5 * time.Minute
-
 // handleConfirmation takes a payment provider's confirmation: it checks the
 // provider's signature over the timestamp and the raw body, then records
 // the confirmation, exactly once per transaction ID.
@@ -66,14 +61,9 @@ func (s *Server) verifyProvider(r *http.Request, provider string, body []byte) e
 	secret, ok := s.providers[provider]
 	ts, err := strconv.ParseInt(r.Header.Get("X-Provider-Timestamp"), 10, 64)
 	if !ok || secret == "" || err != nil || !providerSigned(r.Header.Get("X-Provider-Signature"), secret, ts, body) {
-		return rental.Errorf(rental.KindUnauthenticated, "invalid_signature",
-			"X-Provider-Signature does not match the X-Provider-Timestamp (Unix seconds) and the raw body for this provider.")
+		return rental.BadProviderSignature()
 	}
-	if d := s.now().Sub(time.Unix(ts, 0)); d > ConfirmationTolerance || d < -ConfirmationTolerance {
-		return rental.Errorf(rental.KindUnauthenticated, "timestamp_out_of_tolerance",
-			"X-Provider-Timestamp is more than 5 minutes from the service's clock; sign each request when it is sent.")
-	}
-	return nil
+	return rental.CheckSignedAt(time.Unix(ts, 0), s.now())
 }
 
 // providerSigned reports whether any sha256= entry of a signature header
@@ -108,8 +98,8 @@ func parseConfirmation(body []byte) (rental.Confirmation, error) {
 	if c.TransactionID, err = required(f, "transaction_id"); err != nil {
 		return c, err
 	}
-	if len(c.TransactionID) > 100 || !printableASCII(c.TransactionID) {
-		return c, rental.Invalid("transaction_id", "transaction_id must be 1-100 printable ASCII characters.")
+	if err := rental.CheckTransactionID(c.TransactionID); err != nil {
+		return c, err
 	}
 	if c.PaymentID, err = requiredID(f, "payment_id", "payment"); err != nil {
 		return c, err
@@ -121,16 +111,16 @@ func parseConfirmation(body []byte) (rental.Confirmation, error) {
 	if !amount.Set || amount.Null {
 		return c, rental.Missing("amount")
 	}
-	if amount.Value < 1 || amount.Value > maxAmount {
-		return c, rental.Invalid("amount", "amount must be a positive number of satang, at most %d.", int64(maxAmount))
+	if err := rental.CheckAmount("amount", amount.Value); err != nil {
+		return c, err
 	}
 	c.Amount = amount.Value
 	currency, err := required(f, "currency")
 	if err != nil {
 		return c, err
 	}
-	if currency != rental.Currency {
-		return c, rental.Invalid("currency", "currency must be THB.")
+	if err := rental.CheckCurrency(currency); err != nil {
+		return c, err
 	}
 	paid, err := f.time("paid_at")
 	if err != nil {

@@ -30,13 +30,13 @@ func parseObject(body []byte, allowed ...string) (fields, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&f.m); err != nil || f.m == nil {
-		return f, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body must be a JSON object.")
+		return f, rental.BodyNotObject()
 	}
 	if dec.More() {
-		return f, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body must hold a single JSON object.")
+		return f, rental.BodyNotSingle()
 	}
 	if name, dup := duplicateKey(body); dup {
-		return f, rental.Errorf(rental.KindInvalid, "invalid_json", "The request body has the key '%s' more than once in one object.", name)
+		return f, rental.DuplicateKey(name)
 	}
 	return f, f.only(allowed)
 }
@@ -98,7 +98,7 @@ func (f fields) only(allowed []string) error {
 	slices.Sort(names)
 	for _, name := range names {
 		if !slices.Contains(allowed, name) {
-			return rental.Invalid(f.prefix+name, "Unknown field '%s'.", f.prefix+name)
+			return rental.UnknownField(f.prefix + name)
 		}
 	}
 	return nil
@@ -120,7 +120,7 @@ func (f fields) object(name string, allowed ...string) (fields, bool, error) {
 		return sub, false, nil
 	}
 	if null || json.Unmarshal(v, &sub.m) != nil || sub.m == nil {
-		return sub, true, rental.Invalid(f.prefix+name, "%s must be an object.", f.prefix+name)
+		return sub, true, rental.FieldNotObject(f.prefix + name)
 	}
 	return sub, true, sub.only(allowed)
 }
@@ -134,7 +134,7 @@ func decode[T any](f fields, name, kind string) (rental.Optional[T], error) {
 		return out, nil
 	}
 	if err := json.Unmarshal(v, &out.Value); err != nil {
-		return out, rental.Invalid(f.prefix+name, "%s must be %s.", f.prefix+name, kind)
+		return out, rental.FieldType(f.prefix+name, kind)
 	}
 	return out, nil
 }
@@ -158,7 +158,7 @@ func (f fields) int(name string) (rental.Optional[int64], error) {
 	}
 	n, err := strconv.ParseInt(string(v), 10, 64)
 	if !integerLiteral.Match(v) || err != nil {
-		return out, rental.Invalid(f.prefix+name, "%s must be an integer within range.", f.prefix+name)
+		return out, rental.FieldInteger(f.prefix + name)
 	}
 	out.Value = n
 	return out, nil
@@ -185,7 +185,7 @@ func (f fields) time(name string) (rental.Optional[rental.Time], error) {
 	}
 	t, err := time.Parse(time.RFC3339, s.Value)
 	if err != nil {
-		return out, rental.Invalid(f.prefix+name, "%s must be an ISO 8601 timestamp such as 2026-11-01T09:00:00Z.", f.prefix+name)
+		return out, rental.FieldTimestamp(f.prefix + name)
 	}
 	out.Value = rental.Time{Time: t.UTC()}
 	return out, nil
@@ -237,7 +237,7 @@ func requiredID(f fields, name, what string) (string, error) {
 func queryEnum(q url.Values, name string, values ...string) (string, error) {
 	v := q.Get(name)
 	if q.Has(name) && !slices.Contains(values, v) {
-		return "", rental.Invalid(name, "%s must be one of %v.", name, values)
+		return "", rental.NotOneOf(name, values)
 	}
 	return v, nil
 }
@@ -255,7 +255,7 @@ func queryTime(q url.Values, name string) (*int64, error) {
 	}
 	t, err := time.Parse(time.RFC3339, q.Get(name))
 	if err != nil {
-		return nil, rental.Invalid(name, "%s must be an ISO 8601 timestamp such as 2026-11-01T00:00:00Z.", name)
+		return nil, rental.QueryTimestamp(name)
 	}
 	ms := t.UnixMilli()
 	return &ms, nil
@@ -265,18 +265,7 @@ func queryTime(q url.Values, name string) (*int64, error) {
 // simply matches nothing).
 func queryID(q url.Values, name string) (string, error) {
 	if q.Has(name) && !validID(q.Get(name)) {
-		return "", rental.Invalid(name, "%s must be an ID.", name)
+		return "", rental.QueryID(name)
 	}
 	return q.Get(name), nil
-}
-
-// printableASCII reports whether s is only printable ASCII characters, as
-// idempotency keys and providers' transaction IDs must be.
-func printableASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }

@@ -464,7 +464,7 @@ func (s *Server) readWithin(w http.ResponseWriter, r *http.Request, dst io.Write
 		return errTooLarge()
 	}
 	if err != nil {
-		return rental.Errorf(rental.KindInvalid, "invalid_json", "The request body could not be read.")
+		return rental.BodyUnreadable()
 	}
 	return nil
 }
@@ -478,7 +478,7 @@ func checkBody(r *http.Request, b []byte) error {
 		return requestErrorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "Request bodies must be sent as Content-Type: application/json.")
 	}
 	if !utf8.Valid(b) {
-		return rental.Errorf(rental.KindInvalid, "invalid_json", "The request body is not valid UTF-8.")
+		return rental.BodyNotUTF8()
 	}
 	return nil
 }
@@ -495,14 +495,13 @@ func checkQuery(r *http.Request, allowed []string) (url.Values, error) {
 	slices.Sort(names)
 	for _, name := range names {
 		if !slices.Contains(allowed, name) {
-			return nil, &rental.Error{Kind: rental.KindInvalid, Code: "unknown_parameter", Param: name,
-				Message: "Unknown query parameter '" + name + "'. Accepted: " + strings.Join(allowed, ", ") + "."}
+			return nil, rental.UnknownQueryParameter(name, allowed)
 		}
 		if len(q[name]) > 1 {
-			return nil, rental.Invalid(name, "Query parameter '%s' was given more than once.", name)
+			return nil, rental.RepeatedQueryParameter(name)
 		}
 		if v := q.Get(name); !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
-			return nil, rental.Invalid(name, "Query parameter '%s' must be text without control characters.", name)
+			return nil, rental.QueryNotText(name)
 		}
 	}
 	return q, nil
@@ -513,7 +512,7 @@ func checkQuery(r *http.Request, allowed []string) (url.Values, error) {
 func checkPathIDs(r *http.Request) error {
 	for _, m := range pathWildcard.FindAllStringSubmatch(r.Pattern, -1) {
 		if id := r.PathValue(m[1]); !validID(id) {
-			return rental.Errorf(rental.KindNotFound, "resource_not_found", "No such object: '%s'.", strings.ToValidUTF8(id, "?"))
+			return rental.NoSuchObject(id)
 		}
 	}
 	return nil

@@ -160,7 +160,7 @@ func (s *Server) renderError(ctx context.Context, err error) response {
 	switch {
 	case status == http.StatusInternalServerError:
 		log.ErrorContext(ctx, "internal error", "request_id", requestID(ctx), "error", err.Error())
-		e = rental.Errorf(rental.KindInternal, "internal_error", "An internal error occurred. Quote the request ID if you contact support.")
+		e = rental.Internal()
 	case e.Kind == rental.KindUnavailable:
 		log.WarnContext(ctx, "unavailable", "request_id", requestID(ctx), "error", err.Error())
 	}

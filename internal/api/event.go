@@ -2,15 +2,10 @@ package api
 
 import (
 	"net/http"
-	"regexp"
-	"strings"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 )
-
-// eventType is an event type, or a type prefix ending in ".*".
-var eventType = regexp.MustCompile(`^[a-z_]{1,40}(\.[a-z_]{1,40}){0,3}(\.\*)?$`)
 
 // view shows a stored event to the account that reads it.
 func view(acct *rental.Account, e store.StoredEvent) rental.Event {
@@ -25,14 +20,12 @@ func readable(c *call) store.EventFilter {
 func (s *Server) listEvents(c *call) (int, any, error) {
 	q := c.params
 	f := readable(c)
-	if q.Has("type") {
-		t := q.Get("type")
-		if !eventType.MatchString(t) {
-			return 0, nil, rental.Invalid("type", "type must be an event type such as bill.created, or a prefix such as bill.*.")
-		}
-		f.Type = strings.TrimSuffix(t, "*")
-	}
 	var err error
+	if q.Has("type") {
+		if f.Type, err = rental.EventTypeFilter(q.Get("type")); err != nil {
+			return 0, nil, err
+		}
+	}
 	if f.CreatedAfter, err = queryTime(q, "created_after"); err != nil {
 		return 0, nil, err
 	}
@@ -60,16 +53,8 @@ func (s *Server) getEvent(c *call) (int, any, error) {
 	return http.StatusOK, data{view(c.acct(), *e)}, nil
 }
 
-// testModeOnly refuses a test helper to a live key.
-func testModeOnly(c *call) error {
-	if c.caller.mode != rental.ModeTest {
-		return rental.Errorf(rental.KindForbidden, "test_mode_only", "Test helpers work only with test keys (svc_test_...).")
-	}
-	return nil
-}
-
 func (s *Server) resetSandbox(c *call) (int, any, error) {
-	if err := testModeOnly(c); err != nil {
+	if err := rental.CheckTestHelper(c.caller.mode); err != nil {
 		return 0, nil, err
 	}
 	if _, err := parseObject(c.body); err != nil {

@@ -109,7 +109,5 @@ func refusal(ctx context.Context) error {
 }
 
 func overloaded() error {
-	e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is overloaded; retry after the time in Retry-After.")
-	e.RetryAfter = 1
-	return e
+	return rental.Overloaded()
 }

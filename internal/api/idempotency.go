@@ -31,8 +31,11 @@ func idempotencyOf(c *call) (*idempotency, error) {
 	if !keyed {
 		return nil, nil
 	}
-	if len(values) != 1 || !validIdempotencyKey(values[0]) {
-		return nil, rental.Errorf(rental.KindInvalid, "invalid_idempotency_key", "Idempotency-Key must be 1 to 255 printable ASCII characters.")
+	if len(values) != 1 {
+		return nil, rental.BadIdempotencyKey()
+	}
+	if err := rental.CheckIdempotencyKey(values[0]); err != nil {
+		return nil, err
 	}
 	sum := sha256.Sum256([]byte(r.Method + "\n" + r.URL.Path + "\n" + string(c.body)))
 	return &idempotency{
@@ -66,7 +69,7 @@ func (s *Server) claim(c *call, tx *store.Tx, idem *idempotency) (ok bool, answe
 		}
 		return false, resp
 	case store.InProgress:
-		return false, s.renderError(c.ctx, errInProgress)
+		return false, s.renderError(c.ctx, rental.IdempotencyInProgress())
 	}
 	return false, s.renderError(c.ctx, errKeyReused)
 }
@@ -74,10 +77,6 @@ func (s *Server) claim(c *call, tx *store.Tx, idem *idempotency) (ok bool, answe
 // errKeyReused answers a request whose key was used for another.
 var errKeyReused = requestErrorf(http.StatusUnprocessableEntity, "idempotency_key_reused",
 	"This Idempotency-Key was used for a request with a different method, path or body.")
-
-// errInProgress answers a request whose key another request is using.
-var errInProgress = rental.Errorf(rental.KindConflict, "idempotency_in_progress",
-	"A request with this Idempotency-Key is still running; retry after a second.")
 
 // keep stores the response in tx, the request's own transaction, so the
 // write and its stored response commit together.
@@ -111,7 +110,7 @@ func (r *running) start(idem *idempotency) error {
 		if fp != idem.fingerprint {
 			return errKeyReused
 		}
-		return errInProgress
+		return rental.IdempotencyInProgress()
 	}
 	if r.keys == nil {
 		r.keys = map[store.IdempotencyKey]string{}
@@ -167,10 +166,4 @@ func (s *Server) replay(k store.IdempotencyKey, sr store.StoredResponse) (respon
 	}
 	h.Set("Idempotent-Replayed", "true")
 	return response{status: sr.Status, header: h, body: body}, nil
-}
-
-// validIdempotencyKey reports whether k is 1 to 255 printable ASCII
-// characters, as the specification allows.
-func validIdempotencyKey(k string) bool {
-	return len(k) > 0 && len(k) <= 255 && printableASCII(k)
 }

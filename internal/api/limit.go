@@ -44,9 +44,7 @@ func (l *limits) allow(ctx context.Context, h http.Header, o *rental.KeyOwner, n
 	if st.Allowed {
 		return nil
 	}
-	e := rental.Errorf(rental.KindRateLimited, "rate_limited", "Too many requests: the plan allows %d per second (bursts of %d).", plan.RatePerSecond, plan.Burst)
-	e.RetryAfter = max(1, int(math.Ceil(st.RetryAfter.Seconds())))
-	return e
+	return rental.RateLimited(plan.RatePerSecond, plan.Burst, st.RetryAfter)
 }
 
 // failedKeys is the bucket of requests with invalid keys each client
@@ -91,7 +89,5 @@ func (l *limits) sending(ctx context.Context, acct *rental.Account, now time.Tim
 	if st.Allowed {
 		return nil
 	}
-	e := rental.Errorf(rental.KindRateLimited, "sending_limit", "Over the limit of %d chat sends a minute for this account.", sendingLimit.Rate)
-	e.RetryAfter = max(1, int(math.Ceil(st.RetryAfter.Seconds())))
-	return e
+	return rental.SendingLimited(sendingLimit.Rate, st.RetryAfter)
 }

@@ -43,8 +43,7 @@ const maxSignedBody = 4 * maxBody
 // body. Nothing of an unsigned request is judged but its signature, so a
 // stranger learns nothing about what the webhook would accept.
 func (s *Server) readLineBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	unsigned := rental.Errorf(rental.KindUnauthenticated, "invalid_signature",
-		"X-Line-Signature is not the base64 HMAC-SHA256 of the raw body with the channel secret.")
+	unsigned := rental.BadLineSignature()
 	sig, err := base64.StdEncoding.DecodeString(r.Header.Get("X-Line-Signature"))
 	if s.lineSecret == "" || err != nil || len(sig) != sha256.Size || r.ContentLength > maxSignedBody {
 		return nil, unsigned
@@ -91,7 +90,7 @@ func (s *Server) lineRegister(c *call) (int, any, error) {
 	if _, err := c.tx.GetTenant(c.ctx, c.acct(), c.r.PathValue("tenant_id")); err != nil {
 		return 0, nil, err
 	}
-	if err := testModeOnly(c); err != nil {
+	if err := rental.CheckTestHelper(c.caller.mode); err != nil {
 		return 0, nil, err
 	}
 	t, err := c.tx.RegisterLine(c.ctx, c.acct(), c.r.PathValue("tenant_id"), "")

@@ -2,18 +2,12 @@ package api
 
 import (
 	"net/http"
-	"slices"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 )
 
 var notificationPosition = position(func(n rental.Notification) rental.Time { return n.CreatedAt }, func(n rental.Notification) string { return n.ID })
-
-// errChatUnavailable answers a live send when the operator configured no
-// LINE channel: the send could never leave, so it is not queued.
-var errChatUnavailable = rental.Errorf(rental.KindUnavailable, "chat_unavailable",
-	"Chat messages cannot be sent: this service has no LINE channel configured. Test mode works without one.")
 
 func (s *Server) createNotification(c *call) (int, any, error) {
 	f, err := parseObject(c.body, "type", "bill_id")
@@ -30,8 +24,8 @@ func (s *Server) createNotification(c *call) (int, any, error) {
 	if !bill.Set || bill.Null || bill.Value == "" {
 		return 0, nil, rental.Missing("bill_id")
 	}
-	if !slices.Contains(rental.NotificationTypes, typ.Value) {
-		return 0, nil, rental.Invalid("type", "type must be one of new_bill, payment_reminder, payment_receipt.")
+	if err := rental.CheckNotificationType(typ.Value); err != nil {
+		return 0, nil, err
 	}
 	return s.send(c, store.NotifySpec{Type: typ.Value, BillID: bill.Value})
 }
@@ -66,7 +60,7 @@ func (s *Server) send(c *call, spec store.NotifySpec) (int, any, error) {
 		return 0, nil, rental.Missing("Idempotency-Key")
 	}
 	if !c.acct().Sandbox && !s.chatLive {
-		return 0, nil, errChatUnavailable
+		return 0, nil, rental.ChatUnavailable()
 	}
 	if err := c.tx.CheckNotify(c.ctx, c.acct(), spec); err != nil {
 		return 0, nil, err

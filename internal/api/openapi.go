@@ -125,9 +125,7 @@ func (s *Server) handleReady() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.db.Ping(r.Context()); err != nil {
 			s.log.ErrorContext(r.Context(), "readiness", "error", err.Error())
-			e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The database is unreachable.")
-			e.RetryAfter = 5
-			s.writeError(w, r, e)
+			s.writeError(w, r, rental.DatabaseUnreachable())
 			return
 		}
 		renderJSON(http.StatusOK, health{"ok"}).write(w)

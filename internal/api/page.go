@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/binary"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"rentapi/internal/rental"
@@ -47,21 +46,16 @@ func (s *Server) newPager(c *call, filters ...string) (*pager, error) {
 	for i, name := range filters {
 		bound[i] = name + "=" + q.Get(name)
 	}
-	p := &pager{c: c, filters: strings.Join(bound, "&"), page: store.Page{Limit: 20}}
-	if v := q.Get("limit"); q.Has("limit") {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100 {
-			return nil, rental.Invalid("limit", "limit must be an integer from 1 to 100.")
+	p := &pager{c: c, filters: strings.Join(bound, "&"), page: store.Page{Limit: rental.DefaultPageLimit}}
+	var err error
+	if q.Has("limit") {
+		if p.page.Limit, err = rental.PageLimit(q.Get("limit")); err != nil {
+			return nil, err
 		}
-		p.page.Limit = n
 	}
-	switch q.Get("order") {
-	case "asc":
-		p.page.Asc = true
-	case "desc":
-	default:
-		if q.Has("order") {
-			return nil, rental.Invalid("order", "order must be 'asc' or 'desc'.")
+	if q.Has("order") {
+		if p.page.Asc, err = rental.PageOrder(q.Get("order")); err != nil {
+			return nil, err
 		}
 	}
 	if q.Has("cursor") {
@@ -84,14 +78,12 @@ func (p *pager) context() []byte {
 }
 
 func (s *Server) openCursor(p *pager, cursor string) (*store.Position, error) {
-	bad := rental.Errorf(rental.KindInvalid, "invalid_cursor", "The cursor is invalid, or belongs to another list, filter or order.")
-	bad.Param = "cursor"
 	if cursor == "" || len(cursor) > maxCursorLen {
-		return nil, bad
+		return nil, rental.BadCursor()
 	}
 	b, err := s.secret.Open(cursor, p.context())
 	if err != nil || len(b) < 9 {
-		return nil, bad
+		return nil, rental.BadCursor()
 	}
 	return &store.Position{CreatedAt: int64(binary.BigEndian.Uint64(b[:8])), ID: string(b[8:])}, nil
 }

@@ -2,7 +2,6 @@ package api
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 
 	"rentapi/internal/rental"
@@ -10,9 +9,6 @@ import (
 )
 
 var paymentPosition = position(func(p rental.Payment) rental.Time { return p.CreatedAt }, func(p rental.Payment) string { return p.ID })
-
-// maxAmount bounds any amount a client sends: a billion baht in satang.
-const maxAmount = 100_000_000_000
 
 func (s *Server) createPaymentLink(c *call) (int, any, error) {
 	if _, err := parseObject(c.body); err != nil {
@@ -85,16 +81,13 @@ func (s *Server) getPayment(c *call) (int, any, error) {
 	return found(c.q.GetPayment(c.ctx, c.acct(), c.r.PathValue("payment_id")))
 }
 
-// Outcomes of a simulated payment.
-var outcomes = []string{rental.PaymentPaid, rental.PaymentExpired, rental.PaymentCanceled}
-
 // simulatePayment is the sandbox's tenant and provider in one request: it
 // takes the bill's payment link, opens the page as a tenant would
 // (payment.pending), and ends the payment as the provider's confirmation
 // (payment.paid, bill.updated) or the expiry would, through the very store
 // operations those use.
 func (s *Server) simulatePayment(c *call) (int, any, error) {
-	if err := testModeOnly(c); err != nil {
+	if err := rental.CheckTestHelper(c.caller.mode); err != nil {
 		return 0, nil, err
 	}
 	f, err := parseObject(c.body, "bill_id", "outcome", "amount_paid")
@@ -109,18 +102,15 @@ func (s *Server) simulatePayment(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	if !slices.Contains(outcomes, outcome) {
-		return 0, nil, rental.Invalid("outcome", "outcome must be one of %v.", outcomes)
+	if err := rental.CheckOutcome(outcome); err != nil {
+		return 0, nil, err
 	}
 	amount, err := f.int("amount_paid")
 	if err != nil {
 		return 0, nil, err
 	}
-	if amount.Set && (amount.Null || amount.Value < 1 || amount.Value > maxAmount) {
-		return 0, nil, rental.Invalid("amount_paid", "amount_paid must be a positive number of satang, at most %d.", int64(maxAmount))
-	}
-	if amount.Set && outcome != rental.PaymentPaid {
-		return 0, nil, rental.Invalid("amount_paid", "amount_paid goes only with outcome paid.")
+	if err := rental.CheckAmountPaid(outcome, amount); err != nil {
+		return 0, nil, err
 	}
 	link, _, err := c.tx.CreatePaymentLink(c.ctx, c.acct(), billID, rental.NewPaymentPage(s.publicURL))
 	if err != nil {
@@ -131,7 +121,7 @@ func (s *Server) simulatePayment(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	if co.Payment == nil {
-		return 0, nil, rental.Errorf(rental.KindConflict, "bill_not_payable", "The payment page shows no QR for this bill (%s).", co.NoQR)
+		return 0, nil, rental.NoQRToSimulate(co.NoQR)
 	}
 	p := co.Payment
 	switch outcome {

@@ -6,7 +6,9 @@
 // an error. errors.go renders every error in the envelope, with the status
 // internal/request maps it to (the pages use the same); errors about the
 // request as HTTP carried it (method, sizes, media type, timing) are the
-// API's own, not the domain's, and name their own status. What every
+// API's own, not the domain's, and name their own status; every other
+// error, a body or query the API cannot read included, is one of rental's
+// (rental/input.go, rental/refusal.go), which the API only picks. What every
 // request shares with the pages' (its ID, log line, status writer, clean
 // path, client address) is internal/request's.
 package api
@@ -194,7 +196,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			s.log.ErrorContext(r.Context(), "panic", "request_id", line.ID, "panic", p)
 			if sw.Status == 0 {
-				s.writeError(sw, r, rental.Errorf(rental.KindInternal, "internal_error", "panic"))
+				s.writeError(sw, r, rental.Internal())
 			}
 		}
 		status, elapsed := sw.Sent(), time.Since(line.Start)
@@ -217,12 +219,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !request.CleanPath(r.URL.Path) {
 		// The mux would redirect to the cleaned path, sending a write to
 		// another route: an API path is exactly a route or none.
-		s.writeError(sw, r, rental.Errorf(rental.KindNotFound, "route_not_found", "Unrecognized request URL (%s %s): empty or dot segments in the path.", r.Method, r.URL.Path))
+		s.writeError(sw, r, rental.RouteNotClean(r.Method, r.URL.Path))
 		return
 	}
 	if keyInURL(r.URL) {
-		s.writeError(sw, r, rental.Errorf(rental.KindInvalid, "api_key_in_query",
-			"API keys must be sent in the Authorization header, never in the URL. Treat this key as exposed and roll it."))
+		s.writeError(sw, r, rental.APIKeyInQuery())
 		return
 	}
 	if pattern == "" {
@@ -234,7 +235,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				"%s is not allowed on %s; allowed: %s.", r.Method, r.URL.Path, probe.Header().Get("Allow")))
 			return
 		}
-		s.writeError(sw, r, rental.Errorf(rental.KindNotFound, "route_not_found", "Unrecognized request URL (%s %s).", r.Method, r.URL.Path))
+		s.writeError(sw, r, rental.RouteNotFound(r.Method, r.URL.Path))
 		return
 	}
 	s.mux.ServeHTTP(sw, r)

@@ -22,10 +22,25 @@ type sendWorker struct {
 	river.WorkerDefaults[store.SendArgs]
 	db   *store.DB
 	line *chat.Client
+	// timeout is sendTimeout, or half the rescue horizon when that is
+	// shorter (sendTimeoutFor).
+	timeout time.Duration
 }
 
-// Timeout leaves room for LINE's 10 seconds and the bookkeeping.
-func (w *sendWorker) Timeout(*river.Job[store.SendArgs]) time.Duration { return 30 * time.Second }
+// sendTimeout leaves room for LINE's 10 seconds and the bookkeeping.
+const sendTimeout = 30 * time.Second
+
+// sendTimeoutFor is the longest a run may take with the given rescue
+// horizon: sendTimeout, but no more than half the horizon, as every other
+// job (River's JobTimeout). River does not rescue a running job before its
+// own timeout has passed, so a longer one would keep a send that died with
+// its process waiting past the horizon the operator set.
+func sendTimeoutFor(rescueAfter time.Duration) time.Duration {
+	return min(sendTimeout, rescueAfter/2)
+}
+
+// Timeout is the run's limit (sendTimeoutFor).
+func (w *sendWorker) Timeout(*river.Job[store.SendArgs]) time.Duration { return w.timeout }
 
 // NextRetry follows the notification schedule from now, on the store's
 // clock (which tests move).

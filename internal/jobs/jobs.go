@@ -200,7 +200,7 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	river.AddWorker(workers, &sweepWorker[store.RetentionArgs]{sweep: func(ctx context.Context) error { return retain(ctx, db) }})
 	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics,
 		works: workLoader(db), attempts: attemptLog(db)})
-	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE})
+	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE, timeout: sendTimeoutFor(opts.RescueAfter)})
 	cfg := &river.Config{
 		Logger: opts.RiverLog,
 		Queues: map[string]river.QueueConfig{

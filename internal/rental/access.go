@@ -547,6 +547,15 @@ func TestModeOnly(what string) *Error {
 	return &Error{Kind: KindForbidden, Code: "test_mode_only", Message: what}
 }
 
+// CheckTestHelper allows a test helper only in test mode: with a live key
+// it is 403 test_mode_only.
+func CheckTestHelper(mode Mode) error {
+	if mode != ModeTest {
+		return TestModeOnly("Test helpers work only with test keys (svc_test_...).")
+	}
+	return nil
+}
+
 // Unlink reports whether ending the account's link changes anything: not
 // for a link that has ended already (ending it again does nothing). A
 // sandbox's link never ends: it is not found, as no link a landlord made.

@@ -10,9 +10,13 @@
 // disabled; whose consent page an answer may take), the
 // caller's rules too (which key is valid, which account a request acts on
 // and with which scopes, the sandbox's daily limit and the monthly quota,
-// what is billable), the calendar they count in (days and months in
+// what is billable; a provider's confirmation; the page, order and event
+// type filters of lists), the calendar they count in (days and months in
 // Thailand), the billing arithmetic and the one error type every layer
-// speaks. A rule is a function of plain values returning the new state or
+// speaks, with its catalogue: what each error says, down to a request's
+// body or query that cannot be read (input.go) and the service's refusals
+// of a request as a whole (refusal.go), so that the outer layers pick an
+// error but never word one. A rule is a function of plain values returning the new state or
 // a *rental.Error. It knows nothing of SQL or HTTP, so the rules can be
 // read (and table-tested) in one place and each outer layer only loads,
 // saves and translates. The words the pages show (a scope's plain Thai and

@@ -3,6 +3,7 @@ package rental
 import (
 	"crypto/rand"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -21,6 +22,15 @@ const (
 // NotificationTypes are the types POST /v1/notifications takes (a message
 // is sent through /v1/messages).
 var NotificationTypes = []string{NotifyNewBill, NotifyPaymentReminder, NotifyPaymentReceipt}
+
+// CheckNotificationType accepts one of NotificationTypes: a free text
+// message goes through /v1/messages, with its text.
+func CheckNotificationType(typ string) error {
+	if !slices.Contains(NotificationTypes, typ) {
+		return Invalid("type", "type must be one of new_bill, payment_reminder, payment_receipt.")
+	}
+	return nil
+}
 
 // Notification states: queued until the chat channel takes the message
 // (sent) or the service gives up (failed).

@@ -1,0 +1,63 @@
+package rental
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// The rules of what people type into the pages (a posted form, the scopes
+// ticked on it, the position of a page of a list) are the domain's, as the
+// API's bodies are: the pages only read the values and pass them here, so
+// a page and a request cannot be held to different rules.
+
+// ErrUnreadableForm refuses a posted form that cannot be read: larger than
+// a page's form may be, or not in the encoding it claims.
+var ErrUnreadableForm = Errorf(KindInvalid, "invalid_form", "The form could not be read.")
+
+// CheckFormText is nil when every value of a posted form is text: UTF-8
+// without a NUL, which no field of a page holds and no store keeps.
+func CheckFormText(fields map[string][]string) error {
+	for _, values := range fields {
+		for _, v := range values {
+			if !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+				return Errorf(KindInvalid, "invalid_form", "The form holds text that is not UTF-8, or a NUL character.")
+			}
+		}
+	}
+	return nil
+}
+
+// ParseScopeChoices reads the scopes ticked on a form: each value exactly
+// one scope's name, so that a forged form cannot slip in "all" or a list
+// as ParseScopes would read them.
+func ParseScopeChoices(values []string) (Scopes, error) {
+	for _, v := range values {
+		if !slices.Contains(AllScopes, Scope(v)) {
+			return nil, Invalid("scopes", "Unknown scope '%s'.", v)
+		}
+	}
+	return ParseScopes(strings.Join(values, " "))
+}
+
+// ParsePosition reads where a page of a list ends, "<created ms>.<id>" as
+// a page's link to the next writes it: a count of milliseconds and an ID
+// of ours. Anything else names no page (invalid, naming param).
+func ParsePosition(param, s string) (createdAt int64, id string, err error) {
+	ms, id, ok := strings.Cut(s, ".")
+	n, perr := strconv.ParseInt(ms, 10, 64)
+	if !ok || perr != nil || n < 0 || !WellFormedID(id) {
+		return 0, "", Invalid(param, "The page asked for does not exist.")
+	}
+	return n, id, nil
+}
+
+// Busy refuses a request that waited its time for a scarce resource of
+// the service (a password hash's memory, say) and found none free: 503,
+// to be tried again in a second.
+func Busy() *Error {
+	e := Errorf(KindUnavailable, "service_unavailable", "The service is busy; try again in a moment.")
+	e.RetryAfter = 1
+	return e
+}
