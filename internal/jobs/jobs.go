@@ -241,7 +241,8 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 			river.QueueDefault:  {MaxWorkers: opts.Workers},
 			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers, FetchCooldown: deliveryFetchCooldown, FetchPollInterval: deliveryFetchPoll},
 			store.ChatQueue:     {MaxWorkers: opts.ChatWorkers},
-			store.SlipQueue:     {MaxWorkers: opts.SlipWorkers},
+			// A tenant waits for a slip's answer: polled as deliveries are.
+			store.SlipQueue: {MaxWorkers: opts.SlipWorkers, FetchCooldown: deliveryFetchCooldown, FetchPollInterval: deliveryFetchPoll},
 		},
 		Workers:              workers,
 		FetchPollInterval:    250 * time.Millisecond,
