@@ -253,6 +253,55 @@ func TestSlipSentTwiceAtOnce(t *testing.T) {
 		if n := count(t, h, p.acct, "payment.paid"); n != 3 {
 			t.Fatalf("%d payment.paid for 3 transfers each sent twice", n)
 		}
+
+		// The same transfer filed with two landlords at once (both receivers
+		// match what the slip shows): the service-wide index lets one verify.
+		q := slipPayee(t, h, prov)
+		prov.Set(sliptest.Settings{Mode: sliptest.Verified, Amount: 100})
+		for round := range 3 {
+			qr := "one-transfer-two-landlords-" + itoa(int64(round))
+			ids := make([]string, 2)
+			var wg sync.WaitGroup
+			for i, py := range []payee{p, q} {
+				wg.Go(func() {
+					res, err := h.send(req{key: py.key, method: "POST", path: "/v1/bills/" + py.bill + "/slips",
+						body: map[string]any{"qr_payload": qr}, headers: []string{"Idempotency-Key: " + rental.NewID("idem")}})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if res.status != http.StatusAccepted {
+						t.Errorf("file: %d %s", res.status, res.body)
+						return
+					}
+					ids[i] = res.data()["id"].(string)
+				})
+			}
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			a, b := settleSlip(t, h, p.key, ids[0]), settleSlip(t, h, q.key, ids[1])
+			for a["status"] == "pending" || b["status"] == "pending" {
+				time.Sleep(20 * time.Millisecond)
+				a, b = settleSlip(t, h, p.key, ids[0]), settleSlip(t, h, q.key, ids[1])
+			}
+			verified := 0
+			for _, s := range []map[string]any{a, b} {
+				switch {
+				case s["status"] == "verified":
+					verified++
+				case s["rejection_reason"] != "duplicate_slip":
+					t.Fatalf("round %d: %v", round, s)
+				}
+			}
+			if verified != 1 {
+				t.Fatalf("round %d: %d verified: %v, %v", round, verified, a, b)
+			}
+		}
+		if n, m := count(t, h, p.acct, "payment.paid"), count(t, h, q.acct, "payment.paid"); n+m != 6 {
+			t.Fatalf("%d + %d payment.paid, want 3 + 3 transfers", n, m)
+		}
 	})
 }
 
