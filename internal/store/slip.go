@@ -40,8 +40,10 @@ func (SlipArgs) InsertOpts() river.InsertOpts {
 const SlipProvider = "slip:easyslip"
 
 // SlipInput is a slip as one of the three ways in hands it over: the bill
-// it pays, where it came from, and exactly one of the slip QR's text or its
-// image (already sniffed: ImageType is rental.ImageJPEG or ImagePNG).
+// it pays, where it came from (rental.SlipFromPage, SlipFromLINE or
+// SlipFromAPI), and exactly one of the slip QR's text (checked by
+// rental.CheckSlipInput) or its image, already sniffed and capped by
+// rental.SniffSlipImage (ImageType is what it returned).
 type SlipInput struct {
 	BillID    string
 	Source    string
@@ -115,6 +117,12 @@ func (tx *Tx) FileSlip(ctx context.Context, acct *rental.Account, in SlipInput) 
 func (tx *Tx) fileSlip(ctx context.Context, acct *rental.Account, in SlipInput) (*rental.Slip, error) {
 	if (in.QRPayload == "") == (in.Image == nil) {
 		return nil, errors.New("store: a slip needs exactly one of a QR payload or an image")
+	}
+	if in.Image != nil && in.ImageType != rental.ImageJPEG && in.ImageType != rental.ImagePNG {
+		return nil, fmt.Errorf("store: a slip image of type %q was not sniffed", in.ImageType)
+	}
+	if in.Source != rental.SlipFromPage && in.Source != rental.SlipFromLINE && in.Source != rental.SlipFromAPI {
+		return nil, fmt.Errorf("store: unknown slip source %q", in.Source)
 	}
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
