@@ -183,6 +183,21 @@ type answer struct {
 	} `json:"data"`
 }
 
+// printable reports whether a value the provider reports can be shown as
+// it is: 1-100 printable ASCII characters, as bank references and short
+// bank names are.
+func printable(s string) bool {
+	if s == "" || len(s) > 100 {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // classify turns the provider's status and body into a Result.
 func classify(status int, raw []byte) Result {
 	var a answer
@@ -191,9 +206,12 @@ func classify(status int, raw []byte) Result {
 	}
 	if status == http.StatusOK && a.Data != nil {
 		d := a.Data
-		r := rental.SlipReading{TransRef: d.TransRef, SendingBank: d.Sender.Bank.Short}
+		r := rental.SlipReading{TransRef: d.TransRef}
+		if printable(d.Sender.Bank.Short) {
+			r.SendingBank = d.Sender.Bank.Short
+		}
 		amount, ok := rental.SatangOf(d.Amount.Amount)
-		if !ok || d.TransRef == "" || len(d.TransRef) > 100 {
+		if !ok || !printable(d.TransRef) {
 			return Result{Outcome: Unreadable, Reason: "the provider read no transfer (no reference or amount)"}
 		}
 		r.Amount = amount
