@@ -21,6 +21,7 @@ import (
 	// The tests of this package have a type of that name.
 	httprequest "rentapi/internal/request"
 	"rentapi/internal/secret"
+	"rentapi/internal/slip"
 	"rentapi/internal/store"
 	"rentapi/internal/web"
 	"rentapi/internal/webhook"
@@ -61,6 +62,8 @@ type serveConfig struct {
 	// signs LINE's webhooks.
 	line       *chat.Client
 	lineSecret string
+	// slips is the slip-verification provider's client, nil without a key.
+	slips *slip.Client
 }
 
 // parseServe reads serve's flags and environment and checks them: the
@@ -71,7 +74,8 @@ func (e environment) parseServe(args []string) (*serveConfig, error) {
 	fs := e.flags("serve")
 	c := &serveConfig{db: e.dbFlags(fs)}
 	var logLevel, proxies, providersFile, lineAPI string
-	var lineSecret, lineToken secretFlag
+	var lineSecret, lineToken, slipKey secretFlag
+	var slipURL string
 	fs.String(&c.addr, "addr", "RENTAPI_ADDR", "127.0.0.1:8080", "address to listen on", "")
 	fs.OnOff(&c.rateLimits, "rate-limits", "RENTAPI_RATE_LIMITS", true,
 		"on or off: enforce the plans' per-second rate limits; turn off only for capacity benchmarks", "")
@@ -96,6 +100,10 @@ func (e environment) parseServe(args []string) (*serveConfig, error) {
 		"file holding the LINE channel secret, which signs LINE's webhooks", "")
 	fs.Secret(&lineToken, "line-channel-token-file", "RENTAPI_LINE_CHANNEL_TOKEN_FILE", "RENTAPI_LINE_CHANNEL_TOKEN", "token",
 		"file holding the LINE channel access token, for pushes and replies", "without one, live chat sends are refused with 503 chat_unavailable")
+	fs.Secret(&slipKey, "slip-provider-key-file", "RENTAPI_SLIP_PROVIDER_KEY_FILE", "RENTAPI_SLIP_PROVIDER_KEY", "key",
+		"file holding the slip-verification provider's API key (EasySlip)", "without one, live slips are refused with 409 slips_not_available")
+	fs.String(&slipURL, "slip-provider-url", "RENTAPI_SLIP_PROVIDER_URL", slip.DefaultBaseURL,
+		"base URL of the slip-verification provider (EasySlip's verify API); tests point it at a local server", "")
 	fs.String(&lineAPI, "line-api-url", "RENTAPI_LINE_API_URL", chat.DefaultAPIURL,
 		"base URL of the LINE Messaging API; tests point it at a local server", "")
 	fs.String(&c.db.addFriendURL, "line-add-friend-url", "RENTAPI_LINE_ADD_FRIEND_URL", "",
@@ -136,6 +144,15 @@ func (e environment) parseServe(args []string) (*serveConfig, error) {
 	}
 	if token != "" {
 		if c.line, err = chat.NewClient(token, lineAPI); err != nil {
+			return nil, err
+		}
+	}
+	key, err := slipKey.value(e.getenv)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		if c.slips, err = slip.New(slipURL, key); err != nil {
 			return nil, err
 		}
 	}
@@ -180,6 +197,9 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 	if c.line == nil || c.lineSecret == "" {
 		log.Warn("no LINE channel is configured (--line-channel-token-file and --line-channel-secret-file): live chat sends answer 503 chat_unavailable and tenants cannot register; test mode works without one")
 	}
+	if c.slips == nil {
+		log.Warn("no slip-verification provider is configured (--slip-provider-key-file): live slips answer 409 slips_not_available; test mode works without one")
+	}
 	guard := webhook.Guard{AllowLoopback: c.allowLoopback}
 	if guard.AllowLoopback {
 		log.Warn("webhook endpoints on loopback addresses and over plain http are allowed: use this only for local development and tests")
@@ -210,12 +230,12 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 	}
 	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(c.rateLimits), Buckets: buckets, Guard: guard,
 		TrustedProxies: c.proxies, PublicURL: publicURL, Providers: c.providers, Metrics: metrics, ChatLive: c.line != nil,
-		LINE: c.line, LineChannelSecret: c.lineSecret})
+		LINE: c.line, LineChannelSecret: c.lineSecret, SlipsLive: c.slips != nil})
 	if err != nil {
 		return err
 	}
 	jobClient, err := jobs.New(db, log, jobs.Options{Secret: sec, Sender: webhook.NewSender(guard, nil), RescueAfter: c.rescueAfter,
-		RiverLog: riverLog, Metrics: metrics, LINE: c.line})
+		RiverLog: riverLog, Metrics: metrics, LINE: c.line, Slips: c.slips})
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ var foreignBodies = map[string]any{
 	"PATCH /v1/tenants/{tenant_id}":             map[string]any{"name": "Foreign"},
 	"PATCH /v1/meter-readings/{reading_id}":     map[string]any{"electricity": map[string]any{"current": 99999}},
 	"PATCH /v1/webhook-endpoints/{endpoint_id}": map[string]any{"description": "Foreign"},
+	"POST /v1/bills/{bill_id}/slips":            map[string]any{"qr_payload": "foreign-slip"},
 }
 
 // pathParam finds the {name} parts of a route pattern.
@@ -46,7 +47,12 @@ var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
 func TestForeignIDsOnEveryRoute(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
-		h := newHarness(t, e, func(c *api.Config) { c.NoRateLimits = true; c.ChatLive = true; c.LineChannelSecret = lineSecret })
+		h := newHarness(t, e, func(c *api.Config) {
+			c.NoRateLimits = true
+			c.ChatLive = true
+			c.LineChannelSecret = lineSecret
+			c.SlipsLive = true
+		})
 		// Application A: its sandbox, and two landlords in live mode.
 		p := newPayee(t, h, rental.LandlordStandard)
 		open(t, p.link(t, h)) // the tenant opens the page: a pending payment
@@ -209,7 +215,11 @@ func accountIDs(t *testing.T, h *harness, key string) map[string]owned {
 	if link.status != http.StatusCreated && link.status != http.StatusOK {
 		t.Fatalf("payment link: %d %s", link.status, link.body)
 	}
+	// A slip filed against it (no job runs here: it stays pending).
+	want(t, h.do(req{key: key, method: "POST", path: "/v1/bills/" + issued[0].(map[string]any)["id"].(string) + "/slips",
+		body: map[string]any{"qr_payload": "their-slip"}, headers: []string{"Idempotency-Key: " + rental.NewID("idem")}}), http.StatusAccepted)
 	return map[string]owned{
+		"slip_id":         first("/v1/slips"),
 		"payment_link_id": {id: link.data()["id"].(string), key: key},
 		"notification_id": first("/v1/notifications"),
 		"property_id":     first("/v1/properties"),

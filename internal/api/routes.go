@@ -59,6 +59,10 @@ func (s *Server) routes() {
 	s.handle("GET /v1/payments", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "status", "created_after", "created_before"), s.listPayments))
 	s.handle("GET /v1/payments/{payment_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getPayment))
 
+	s.handle("POST /v1/bills/{bill_id}/slips", s.endpoint(rental.ScopePaymentsWrite, nil, s.createSlip))
+	s.handle("GET /v1/slips", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "status"), s.listSlips))
+	s.handle("GET /v1/slips/{slip_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getSlip))
+
 	s.handle("POST /v1/notifications", s.endpoint(rental.ScopeNotificationsWrite, nil, s.createNotification))
 	s.handle("GET /v1/notifications", s.endpoint(rental.ScopeNotificationsRead, listQuery("tenant_id", "bill_id", "status"), s.listNotifications))
 	s.handle("GET /v1/notifications/{notification_id}", s.endpoint(rental.ScopeNotificationsRead, nil, s.getNotification))
@@ -82,6 +86,7 @@ func (s *Server) routes() {
 
 	s.handle("POST /v1/test-helpers/sandbox/reset", s.endpoint(rental.ScopePropertiesWrite, nil, s.resetSandbox))
 	s.handle("POST /v1/test-helpers/payments", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulatePayment))
+	s.handle("POST /v1/test-helpers/slips", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulateSlip))
 	s.handle("POST /v1/test-helpers/tenants/{tenant_id}/line-register", s.endpoint(rental.ScopeTenantsWrite, nil, s.lineRegister))
 
 	// The payment provider's confirmations: signed by the provider, not

@@ -82,6 +82,10 @@ type Config struct {
 	// secret the webhook refuses everything.
 	LINE              *chat.Client
 	LineChannelSecret string
+	// SlipsLive tells that a slip-verification provider is configured;
+	// without one, live slips are 409 slips_not_available (test mode's
+	// provider is simulated).
+	SlipsLive bool
 }
 
 // Server serves the API. It holds no request state between requests other
@@ -111,6 +115,7 @@ type Server struct {
 	// secret its signatures are checked with, and the inbox that takes its
 	// events.
 	chatLive   bool
+	slipsLive  bool
 	lineSecret string
 	lineInbox  *chat.Inbox
 	// running is the Idempotency-Keys of writes under way here.
@@ -124,7 +129,7 @@ type Server struct {
 func NewServer(cfg Config) (*Server, error) {
 	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: request.NewMux(), guard: cfg.Guard,
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics,
-		chatLive: cfg.ChatLive, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
+		chatLive: cfg.ChatLive, slipsLive: cfg.SlipsLive, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}

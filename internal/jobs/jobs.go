@@ -21,6 +21,7 @@ import (
 	"rentapi/internal/metric"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
+	"rentapi/internal/slip"
 	"rentapi/internal/store"
 	"rentapi/internal/webhook"
 )
@@ -89,6 +90,9 @@ func retain(ctx context.Context, db *store.DB) error {
 	if _, err := db.PurgeIdempotency(ctx); err != nil {
 		return err
 	}
+	if _, err := db.PurgeSlipImages(ctx); err != nil {
+		return err
+	}
 	_, err := db.PurgeSessions(ctx)
 	return err
 }
@@ -126,6 +130,12 @@ type Options struct {
 	LINE *chat.Client
 	// ChatWorkers is the number of LINE pushes in flight at once; default 20.
 	ChatWorkers int
+	// Slips verifies live slips; nil when no provider is configured (live
+	// slips then wait in their retries, test mode needs none).
+	Slips *slip.Client
+	// SlipWorkers is the number of slip verifications in flight at once;
+	// default 20.
+	SlipWorkers int
 }
 
 // deliveryFetchPoll is how often the delivery queue looks for new jobs. The
@@ -175,6 +185,9 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	if opts.ChatWorkers <= 0 {
 		opts.ChatWorkers = 20
 	}
+	if opts.SlipWorkers <= 0 {
+		opts.SlipWorkers = 20
+	}
 	if opts.Sender == nil {
 		opts.Sender = webhook.NewSender(webhook.Guard{}, nil)
 	}
@@ -201,12 +214,15 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	river.AddWorker(workers, &deliveryWorker{db: db, sender: opts.Sender, secret: opts.Secret, log: log, metrics: opts.Metrics,
 		works: workLoader(db), attempts: attemptLog(db)})
 	river.AddWorker(workers, &sendWorker{db: db, line: opts.LINE, timeout: sendTimeoutFor(opts.RescueAfter)})
+	river.AddWorker(workers, &slipWorker{db: db, provider: opts.Slips, log: log})
 	cfg := &river.Config{
 		Logger: opts.RiverLog,
 		Queues: map[string]river.QueueConfig{
 			river.QueueDefault:  {MaxWorkers: opts.Workers},
 			store.DeliveryQueue: {MaxWorkers: opts.DeliveryWorkers, FetchCooldown: deliveryFetchCooldown, FetchPollInterval: deliveryFetchPoll},
 			store.ChatQueue:     {MaxWorkers: opts.ChatWorkers},
+			// A tenant waits for a slip's answer: polled as deliveries are.
+			store.SlipQueue: {MaxWorkers: opts.SlipWorkers, FetchCooldown: deliveryFetchCooldown, FetchPollInterval: deliveryFetchPoll},
 		},
 		Workers:              workers,
 		FetchPollInterval:    250 * time.Millisecond,

@@ -65,8 +65,11 @@ type Payment struct {
 	ExpiresAt     Time    `json:"expires_at"`
 	PaidAt        *Time   `json:"paid_at"`
 	FailureReason *string `json:"failure_reason"`
-	CreatedAt     Time    `json:"created_at"`
-	UpdatedAt     Time    `json:"updated_at"`
+	// SlipID is the tenant's slip the payment was recorded from; nil for
+	// a QR payment a provider confirmed.
+	SlipID    *string `json:"slip_id"`
+	CreatedAt Time    `json:"created_at"`
+	UpdatedAt Time    `json:"updated_at"`
 }
 
 // Confirmation is a payment provider's word that money arrived for a

@@ -49,6 +49,7 @@ var EventTypes = []string{
 	"meter.reading.created", "meter.reading.updated",
 	"bill.created", "bill.updated", "bill.overdue", "bill.deleted",
 	"payment.pending", "payment.paid", "payment.failed",
+	"slip.verified", "slip.rejected",
 	"notification.sent", "notification.failed",
 	"webhook.test",
 	"account.linked", "account.unlinked",
@@ -76,6 +77,7 @@ var EventScopes = []struct {
 	{"meter.", ScopeMetersRead},
 	{"bill.", ScopeBillsRead},
 	{"payment.", ScopePaymentsRead},
+	{"slip.", ScopePaymentsRead},
 	{"notification.", ScopeNotificationsRead},
 	{"webhook.", ScopeWebhooksManage},
 }

@@ -53,6 +53,25 @@ func (SendArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: ChatQueue, MaxAttempts: rental.MaxSendAttempts}
 }
 
+// SlipArgs is the job that verifies one slip with the provider, one
+// attempt a run; River runs it again on rental.VerifyRetries while the
+// provider fails.
+type SlipArgs struct {
+	SlipID string `json:"slip_id"`
+}
+
+// Kind names the job in the queue.
+func (SlipArgs) Kind() string { return "slip_verify" }
+
+// SlipQueue is the queue slip verifications run on, apart from the sweeps
+// and deliveries, so a slow provider holds up neither.
+const SlipQueue = "slip"
+
+// InsertOpts puts verifications on their queue with the schedule's attempts.
+func (SlipArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: SlipQueue, MaxAttempts: rental.MaxVerifyAttempts}
+}
+
 // The periodic sweeps below carry no arguments and run on River's default
 // queue; internal/jobs schedules them and names their periodic IDs.
 
@@ -69,7 +88,8 @@ type ExpiryArgs struct{}
 func (ExpiryArgs) Kind() string { return "payment_expiry_sweep" }
 
 // RetentionArgs asks for the deletion of data past its retention: events
-// and webhook deliveries (30 days) and stored idempotent responses (24 hours).
+// and webhook deliveries (30 days), stored idempotent responses (24 hours)
+// and slips' images (30 days).
 type RetentionArgs struct{}
 
 // Kind names the job in the queue.

@@ -12,16 +12,19 @@ import (
 
 const paymentColumns = `id, bill_id, payment_link_id, status, amount, amount_paid,
 	(SELECT url FROM payment_links l WHERE l.id = payments.payment_link_id),
-	(SELECT url_sealed FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at`
+	(SELECT url_sealed FROM payment_links l WHERE l.id = payments.payment_link_id), qr_payload, expires_at, paid_at, failure_reason, created_at, updated_at, slip_id`
 
 func (q *Queries) scanPayment(sc *scanner, p *rental.Payment) error {
 	*p = rental.Payment{Object: "payment", Currency: rental.Currency}
-	var link, url, sealed, reason sql.NullString
+	var link, url, sealed, reason, slip sql.NullString
 	var paid nullInteger
 	var expires, created, updated integer
-	err := sc.Scan(&p.ID, &p.BillID, &link, &p.Status, (*integer)(&p.Amount), (*integer)(&p.AmountPaid), &url, &sealed, &p.QRPayload, &expires, &paid, &reason, &created, &updated)
+	err := sc.Scan(&p.ID, &p.BillID, &link, &p.Status, (*integer)(&p.Amount), (*integer)(&p.AmountPaid), &url, &sealed, &p.QRPayload, &expires, &paid, &reason, &created, &updated, &slip)
 	if err != nil {
 		return err
+	}
+	if slip.Valid {
+		p.SlipID = &slip.String
 	}
 	if link.Valid {
 		p.PaymentLinkID = &link.String

@@ -103,11 +103,6 @@ type ReceiptPayment struct {
 	Method string
 }
 
-// receiptSlipColumn is a payment's verified slip, which says the payment
-// was made by slip (rental.PaidBy). Payments have no slip yet: when they
-// gain their nullable slip_id, this becomes "slip_id".
-const receiptSlipColumn = "CAST(NULL AS TEXT)"
-
 // OpenReceipt returns the receipt page of token: not found for a token no
 // receipt has. It changes nothing.
 func (q *Queries) OpenReceipt(ctx context.Context, token string) (*ReceiptPage, error) {
@@ -140,7 +135,7 @@ func (q *Queries) OpenReceipt(ctx context.Context, token string) (*ReceiptPage, 
 			return nil, err
 		}
 	}
-	rows, err := q.c.QueryContext(ctx, `SELECT id, amount_paid, paid_at, `+receiptSlipColumn+` FROM payments
+	rows, err := q.c.QueryContext(ctx, `SELECT id, amount_paid, paid_at, slip_id FROM payments
 		WHERE landlord_id = $1 AND bill_id = $2 AND status = $3 AND amount_paid > 0 ORDER BY paid_at, id`,
 		landlordID, billID, rental.PaymentPaid)
 	if err != nil {

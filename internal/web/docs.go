@@ -55,6 +55,8 @@ var eventWhen = map[string]string{
 	"payment.pending":        "A tenant opened the bill's payment page: a PromptPay QR is waiting to be paid.",
 	"payment.paid":           "The payment provider confirmed the payment; sent exactly once per payment.",
 	"payment.failed":         "A QR payment ended unpaid: expired or canceled (see data.object.status).",
+	"slip.verified":          "The provider read a tenant's slip as a transfer to the landlord: its payment is recorded (payment.paid, bill.updated).",
+	"slip.rejected":          "A tenant's slip was rejected: see data.object.rejection_reason.",
 	"notification.sent":      "A chat message reached the tenant.",
 	"notification.failed":    "The service stopped retrying a chat message.",
 	"webhook.test":           "A test event was requested in the portal or with POST /v1/webhook-endpoints/{id}/test.",
