@@ -45,7 +45,7 @@ func SweepOverdue(ctx context.Context, db *store.DB) (int, error) {
 	today := rental.DayOf(db.Now())
 	landlords, err := db.Read().OverdueLandlords(ctx, today)
 	return perLandlord(ctx, db, "overdue bills", landlords, err, func(tx *store.Tx, id string) (int, error) {
-		return tx.MarkOverdue(ctx, id, today)
+		return tx.MarkOverdue(ctx, id)
 	})
 }
 
