@@ -305,7 +305,9 @@ func (q *Queries) ExpiringLandlords(ctx context.Context, now time.Time) ([]strin
 func (tx *Tx) ExpirePayments(ctx context.Context, landlordID string) (int, error) {
 	return tx.sweep(ctx, landlordID, "payment.failed",
 		`UPDATE payments SET status = $3, failure_reason = $4, updated_at = $2 WHERE landlord_id = $1 AND status = $5 AND expires_at <= $2 RETURNING id`,
-		func(time.Time) []any { return []any{rental.PaymentExpired, rental.FailureExpired, rental.PaymentPending} },
+		func(time.Time) []any {
+			return []any{rental.PaymentExpired, rental.FailureExpired, rental.PaymentPending}
+		},
 		func(acct *rental.Account, id string) (any, error) { return tx.GetPayment(ctx, acct, id) })
 }
 
