@@ -62,3 +62,26 @@ type TestClock struct {
 func NewTestClock(offset time.Duration, real time.Time) TestClock {
 	return TestClock{Object: "test_clock", Now: Time{Time: real.Add(offset).UTC()}, RealNow: Time{Time: real.UTC()}}
 }
+
+// SendsDue is how many attempts of a queued notification fall due by to,
+// on its retry schedule (NextSend), when it has had attempts so far, the
+// last at last (its creation, for none): what a sandbox's clock moved to
+// to catches up on. Attempts made while catching up carry the clock's
+// time, not the schedule's, so the schedule is counted from last.
+func SendsDue(attempts int, last, to time.Time) int {
+	n, at := 0, last
+	for a := attempts; a < MaxSendAttempts; a++ {
+		if a > 0 {
+			wait, ok := NextSend(a)
+			if !ok {
+				break
+			}
+			at = at.Add(wait)
+		}
+		if at.After(to) {
+			break
+		}
+		n++
+	}
+	return n
+}

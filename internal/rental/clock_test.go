@@ -59,3 +59,27 @@ func TestNewTestClock(t *testing.T) {
 		t.Fatalf("NewTestClock = %+v", c)
 	}
 }
+
+func TestSendsDue(t *testing.T) {
+	t.Parallel()
+	last := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name     string
+		attempts int
+		to       time.Time
+		want     int
+	}{
+		{"a new notification is due at once", 0, last, 1},
+		{"before its creation nothing", 0, last.Add(-time.Second), 0},
+		{"the first retry after 10 seconds", 1, last.Add(10 * time.Second), 1},
+		{"not before", 1, last.Add(9 * time.Second), 0},
+		{"two retries after 70 seconds", 1, last.Add(70 * time.Second), 2},
+		{"every attempt of a new one after a day", 0, last.Add(24 * time.Hour), MaxSendAttempts},
+		{"the rest after a day", 3, last.Add(24 * time.Hour), MaxSendAttempts - 3},
+		{"none after the last", MaxSendAttempts, last.Add(24 * time.Hour), 0},
+	} {
+		if got := SendsDue(tc.attempts, last, tc.to); got != tc.want {
+			t.Errorf("%s: SendsDue(%d) = %d; want %d", tc.name, tc.attempts, got, tc.want)
+		}
+	}
+}

@@ -47,7 +47,11 @@ func (tx *Tx) AdvanceClock(ctx context.Context, acct *rental.Account, a rental.C
 	if err != nil {
 		return from, to, err
 	}
-	offset = offset.Truncate(time.Millisecond)
+	// Stored in milliseconds, rounded up: the clock is never short of
+	// the time asked for.
+	if r := offset % time.Millisecond; r > 0 {
+		offset += time.Millisecond - r
+	}
 	if err := tx.setOffset(ctx, acct.LandlordID, offset, nil); err != nil {
 		return from, to, err
 	}
@@ -91,4 +95,34 @@ func (tx *Tx) setOffset(ctx context.Context, landlordID string, offset time.Dura
 func movedSandboxesWith(table string) string {
 	return `SELECT l.id FROM landlords l WHERE l.clock_offset <> 0 AND EXISTS (SELECT 1 FROM ` + table +
 		` t WHERE t.landlord_id = l.id AND t.status = $1)`
+}
+
+// QueuedSend is a queued notification of a landlord as a clock catching
+// up sees it: its attempts so far and when the last was made (its
+// creation, for none).
+type QueuedSend struct {
+	ID       string
+	Attempts int
+	Last     time.Time
+}
+
+// QueuedSends lists the landlord's queued notifications, oldest first.
+func (q *Queries) QueuedSends(ctx context.Context, landlordID string) ([]QueuedSend, error) {
+	rows, err := q.c.QueryContext(ctx, `SELECT id, attempts, CASE WHEN attempts = 0 THEN created_at ELSE updated_at END
+		FROM notifications WHERE landlord_id = $1 AND status = $2 ORDER BY created_at, id`, landlordID, rental.NotificationQueued)
+	if err != nil {
+		return nil, fmt.Errorf("store: queued sends: %w", err)
+	}
+	defer rows.Close()
+	var out []QueuedSend
+	for rows.Next() {
+		var s QueuedSend
+		var last int64
+		if err := rows.Scan(&s.ID, &s.Attempts, &last); err != nil {
+			return nil, fmt.Errorf("store: queued sends: %w", err)
+		}
+		s.Last = time.UnixMilli(last).UTC()
+		out = append(out, s)
+	}
+	return out, rows.Err()
 }
