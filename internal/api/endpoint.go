@@ -42,6 +42,11 @@ type call struct {
 	check *store.KeyCheck
 	// appLevel marks an operation on the application's own resources.
 	appLevel bool
+	// then, if a write's handler set it, runs once its transaction
+	// committed with a success, before the answer is sent: work of the
+	// write's own that takes transactions of its own (a sandbox's clock
+	// catching up). Its error is the answer.
+	then func(context.Context) error
 }
 
 // acct is the account the request acts on.
@@ -387,6 +392,12 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 	}
 	if err != nil {
 		return s.again(c, err)
+	}
+	if c.then != nil && resp.status < 300 {
+		if err := c.then(c.ctx); err != nil {
+			resp.release()
+			return s.renderError(c.ctx, err), nil
+		}
 	}
 	return resp, nil
 }

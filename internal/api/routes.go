@@ -88,6 +88,8 @@ func (s *Server) routes() {
 	s.handle("POST /v1/test-helpers/payments", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulatePayment))
 	s.handle("POST /v1/test-helpers/slips", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulateSlip))
 	s.handle("POST /v1/test-helpers/tenants/{tenant_id}/line-register", s.endpoint(rental.ScopeTenantsWrite, nil, s.lineRegister))
+	s.handle("GET /v1/test-helpers/clock", s.endpoint("", nil, s.getClock))
+	s.handle("POST /v1/test-helpers/clock/advance", s.endpoint("", nil, s.advanceClock))
 
 	// The payment provider's confirmations: signed by the provider, not
 	// an API key, and no part of the developers' API (see the README).

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -53,18 +54,32 @@ func (w *sendWorker) NextRetry(job *river.Job[store.SendArgs]) time.Time {
 }
 
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[store.SendArgs]) error {
-	n, err := w.db.Read().SendWork(ctx, job.Args.NotificationID)
-	if rental.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	again, err := sendOnce(ctx, w.db, w.line, job.Args.NotificationID, job.Attempt >= job.MaxAttempts)
+	if err != nil || again == "" {
 		return err
 	}
-	if n.Status != rental.NotificationQueued {
-		return nil
+	return errors.New(again)
+}
+
+// sendOnce makes one attempt of a queued notification and records it: the
+// work of one run of its job, and of a sandbox's clock catching up (see
+// clock.go). lastRun says no run of the job follows. When the attempt
+// failed and the notification waits for its next, again says why (and
+// which attempt); it is empty when the notification is done, or was not
+// queued, or another run recorded this attempt first.
+func sendOnce(ctx context.Context, db *store.DB, line *chat.Client, id string, lastRun bool) (again string, err error) {
+	n, err := db.Read().SendWork(ctx, id)
+	if rental.IsNotFound(err) {
+		return "", nil
 	}
-	res := w.push(n)
-	r := store.SendResult{Outcome: rental.ClassifySend(res.Status), Final: n.Attempts+1 >= rental.MaxSendAttempts || job.Attempt >= job.MaxAttempts}
+	if err != nil {
+		return "", err
+	}
+	if n.Status != rental.NotificationQueued {
+		return "", nil
+	}
+	res := push(line, n)
+	r := store.SendResult{Outcome: rental.ClassifySend(res.Status), Final: n.Attempts+1 >= rental.MaxSendAttempts || lastRun}
 	if r.Outcome != rental.SendDone {
 		r.Reason = res.Err
 		if r.Reason == "" {
@@ -75,28 +90,28 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[store.SendArgs]) e
 	rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), store.WriteWait+5*time.Second)
 	defer cancel()
 	var moved bool
-	err = w.db.InTx(rec, func(tx *store.Tx) (err error) {
+	err = db.InTx(rec, func(tx *store.Tx) (err error) {
 		moved, err = tx.RecordSend(rec, n, r)
 		return err
 	})
 	if err != nil || !moved || r.Outcome != rental.SendRetry || r.Final {
-		return err
+		return "", err
 	}
-	return fmt.Errorf("notification %s attempt %d: %s", n.ID, n.Attempts+1, r.Reason)
+	return fmt.Sprintf("notification %s attempt %d: %s", n.ID, n.Attempts+1, r.Reason), nil
 }
 
 // push sends the notification, or in test mode plays LINE: the sandbox's
 // unreachable tenant never answers, every other tenant gets it.
-func (w *sendWorker) push(n *store.SendWork) chat.Result {
+func push(line *chat.Client, n *store.SendWork) chat.Result {
 	switch {
 	case n.Sandbox && n.Unreachable:
 		return chat.Result{Status: 503, Err: "test mode: this sandbox tenant's LINE is unreachable"}
 	case n.Sandbox:
 		return chat.Result{Status: 200}
-	case w.line == nil:
+	case line == nil:
 		return chat.Result{Err: "no LINE channel is configured"}
 	case n.LineUserID == "":
 		return chat.Result{Status: 400, Err: "the tenant has no LINE user linked"}
 	}
-	return w.line.Push(n.LineUserID, n.RetryKey, n.Notice)
+	return line.Push(n.LineUserID, n.RetryKey, n.Notice)
 }

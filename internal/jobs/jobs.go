@@ -39,14 +39,15 @@ func (w *sweepWorker[T]) Timeout(*river.Job[T]) time.Duration { return -1 }
 func (w *sweepWorker[T]) Work(ctx context.Context, _ *river.Job[T]) error { return w.sweep(ctx) }
 
 // SweepOverdue marks overdue every issued bill unpaid at 00:00 Thailand time
-// after its due date, and returns how many it marked. Safe to run anywhere
+// after its due date (a sandbox's on its own clock, see Steps), and
+// returns how many it marked. Safe to run anywhere
 // at any time: a bill turns overdue (and gets its bill.overdue event)
 // exactly once however many sweeps overlap.
 func SweepOverdue(ctx context.Context, db *store.DB) (int, error) {
 	today := rental.DayOf(db.Now())
 	landlords, err := db.Read().OverdueLandlords(ctx, today)
 	return perLandlord(ctx, db, "overdue bills", landlords, err, func(tx *store.Tx, id string) (int, error) {
-		return tx.MarkOverdue(ctx, id, today)
+		return tx.MarkOverdue(ctx, id)
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"rentapi/internal/database"
 	"rentapi/internal/rental"
@@ -160,17 +161,21 @@ func (tx *Tx) DeleteBill(ctx context.Context, acct *rental.Account, id string) e
 }
 
 // OverdueLandlords lists the landlords with issued bills due before today
-// (a Thailand date, YYYY-MM-DD).
+// (a Thailand date, YYYY-MM-DD), and the sandboxes running ahead of real
+// time with issued bills (their today is their clock's: MarkOverdue
+// judges).
 func (q *Queries) OverdueLandlords(ctx context.Context, today string) ([]string, error) {
-	return q.landlordsWhere(ctx, `SELECT DISTINCT landlord_id FROM bills WHERE status = $1 AND due_date < $2`, rental.BillIssued, today)
+	return q.landlordsWhere(ctx, `SELECT DISTINCT landlord_id FROM bills WHERE status = $1 AND due_date < $2 UNION `+movedSandboxesWith(`bills`),
+		rental.BillIssued, today)
 }
 
-// MarkOverdue turns a landlord's issued bills due before today overdue and
-// records bill.overdue for each, exactly once however many sweeps overlap.
-func (tx *Tx) MarkOverdue(ctx context.Context, landlordID, today string) (int, error) {
+// MarkOverdue turns a landlord's issued bills due before the landlord's
+// today (its clock's, see Claim) overdue and records bill.overdue for
+// each, exactly once however many sweeps overlap.
+func (tx *Tx) MarkOverdue(ctx context.Context, landlordID string) (int, error) {
 	return tx.sweep(ctx, landlordID, "bill.overdue",
 		`UPDATE bills SET status = $3, overdue_at = $2, updated_at = $2 WHERE landlord_id = $1 AND status = $4 AND due_date < $5 RETURNING id`,
-		[]any{rental.BillOverdue, rental.BillIssued, today},
+		func(now time.Time) []any { return []any{rental.BillOverdue, rental.BillIssued, rental.DayOf(now)} },
 		func(acct *rental.Account, id string) (any, error) { return tx.GetBill(ctx, acct, id) })
 }
 
@@ -194,11 +199,12 @@ func (q *Queries) landlordsWhere(ctx context.Context, query string, args ...any)
 
 // sweep is one landlord's share of a periodic sweep: as the landlord's only
 // writer, it runs update, a conditional UPDATE ... RETURNING id whose $1 is
-// the landlord and $2 the transaction's time (then args), and records typ
+// the landlord and $2 the transaction's time (then args at that time: the
+// landlord's clock's), and records typ
 // for each object it changed, read back by get. The condition makes it
 // exactly once: of two processes sweeping together, each row changes in
 // only one.
-func (tx *Tx) sweep(ctx context.Context, landlordID, typ, update string, args []any, get func(*rental.Account, string) (any, error)) (int, error) {
+func (tx *Tx) sweep(ctx context.Context, landlordID, typ, update string, args func(time.Time) []any, get func(*rental.Account, string) (any, error)) (int, error) {
 	acct, err := tx.landlordAccount(ctx, landlordID)
 	if err != nil {
 		return 0, err
@@ -206,7 +212,7 @@ func (tx *Tx) sweep(ctx context.Context, landlordID, typ, update string, args []
 	if err := tx.Claim(ctx, acct); err != nil {
 		return 0, err
 	}
-	rows, err := tx.c.QueryContext(ctx, update, append([]any{landlordID, ms(tx.Now)}, args...)...)
+	rows, err := tx.c.QueryContext(ctx, update, append([]any{landlordID, ms(tx.Now)}, args(tx.Now)...)...)
 	if err != nil {
 		return 0, fmt.Errorf("store: sweep %s: %w", typ, err)
 	}

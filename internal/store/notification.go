@@ -231,8 +231,10 @@ type SendResult struct {
 
 // RecordSend records one attempt of a queued notification: sent (with
 // notification.sent), failed (with notification.failed) or still queued.
-// A notification no longer queued is left alone and moved is false, so a
-// late run after a crash records nothing twice.
+// A notification no longer queued, or whose attempt of that number is
+// recorded already, is left alone and moved is false, so a late run after
+// a crash, or two runs of one attempt (the job's and a sandbox's clock
+// catching up), record nothing twice.
 func (tx *Tx) RecordSend(ctx context.Context, w *SendWork, r SendResult) (moved bool, err error) {
 	acct, err := tx.landlordAccount(ctx, w.LandlordID)
 	if err != nil {
@@ -249,7 +251,7 @@ func (tx *Tx) RecordSend(ctx context.Context, w *SendWork, r SendResult) (moved 
 		status, reason = rental.NotificationFailed, r.Reason
 	}
 	res, err := tx.c.ExecContext(ctx, `UPDATE notifications SET status = $2, attempts = attempts + 1, sent_at = $3, failure_reason = $4,
-			updated_at = $5 WHERE id = $1 AND status = 'queued'`, w.ID, status, sent, reason, ms(tx.Now))
+			updated_at = $5 WHERE id = $1 AND status = 'queued' AND attempts = $6`, w.ID, status, sent, reason, ms(tx.Now), w.Attempts)
 	if err != nil {
 		return false, fmt.Errorf("store: record send: %w", err)
 	}

@@ -295,9 +295,10 @@ func (tx *Tx) ConfirmPayment(ctx context.Context, c rental.Confirmation) (p *ren
 }
 
 // ExpiringLandlords lists the landlords with pending payments past their
-// expiry at now.
+// expiry at now, and the sandboxes running ahead of real time with
+// pending payments (ExpirePayments judges on their clock).
 func (q *Queries) ExpiringLandlords(ctx context.Context, now time.Time) ([]string, error) {
-	return q.landlordsWhere(ctx, `SELECT DISTINCT landlord_id FROM payments WHERE status = $1 AND expires_at <= $2`,
+	return q.landlordsWhere(ctx, `SELECT DISTINCT landlord_id FROM payments WHERE status = $1 AND expires_at <= $2 UNION `+movedSandboxesWith(`payments`),
 		rental.PaymentPending, ms(now))
 }
 
@@ -307,7 +308,9 @@ func (q *Queries) ExpiringLandlords(ctx context.Context, now time.Time) ([]strin
 func (tx *Tx) ExpirePayments(ctx context.Context, landlordID string) (int, error) {
 	return tx.sweep(ctx, landlordID, "payment.failed",
 		`UPDATE payments SET status = $3, failure_reason = $4, updated_at = $2 WHERE landlord_id = $1 AND status = $5 AND expires_at <= $2 RETURNING id`,
-		[]any{rental.PaymentExpired, rental.FailureExpired, rental.PaymentPending},
+		func(time.Time) []any {
+			return []any{rental.PaymentExpired, rental.FailureExpired, rental.PaymentPending}
+		},
 		func(acct *rental.Account, id string) (any, error) { return tx.GetPayment(ctx, acct, id) })
 }
 

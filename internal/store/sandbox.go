@@ -180,8 +180,9 @@ func (tx *Tx) seedPayment(ctx context.Context, acct *rental.Account, b *rental.B
 }
 
 // ResetSandbox deletes everything in a sandbox account (its events and its
-// receipts' numbering too) and puts the sample data back, as the
-// landlord's one writer (it claims the account when the caller has not).
+// receipts' numbering too), returns its clock to real time and puts the
+// sample data back, as the landlord's one writer (it claims the account
+// when the caller has not).
 func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if err := acct.CheckReset(); err != nil {
 		return err
@@ -190,6 +191,9 @@ func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 		return err
 	}
 	if err := tx.flush(ctx); err != nil { // events recorded earlier go too
+		return err
+	}
+	if err := tx.resetClock(ctx, acct.LandlordID); err != nil {
 		return err
 	}
 	for _, table := range []string{"slip_images", "slips", "payment_confirmations", "payments", "payment_links", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events", "receipt_counters"} {

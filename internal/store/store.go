@@ -15,7 +15,8 @@
 // tx.go is the store's Tx over database.Tx (the landlord's claim, its
 // events and jobs sent with the commit); turns.go queues a process's
 // writers of one landlord; keycache.go and keycheck.go keep key lookups
-// and confirm them in a request's first round trip; then one file per
+// and confirm them in a request's first round trip; clock.go keeps a
+// sandbox's clock (an offset Claim adds to real time); then one file per
 // resource (bill.go, payment.go, webhook.go, ...).
 package store
 

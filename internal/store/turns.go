@@ -27,10 +27,10 @@ type turns struct {
 	clocks map[string]clockNote
 }
 
-// clockNote is a landlord's clock as this process's writers last committed
-// it, and until when its writes claim as usual, since a claim ahead lost
-// to another process's writer (Unix ms).
-type clockNote struct{ clock, usualUntil int64 }
+// clockNote is a landlord's clock and clock offset as this process's
+// writers last committed them, and until when its writes claim as usual,
+// since a claim ahead lost to another process's writer (Unix ms).
+type clockNote struct{ clock, offset, usualUntil int64 }
 
 // maxClocks bounds turns.clocks.
 const maxClocks = 10_000
@@ -40,14 +40,14 @@ const maxClocks = 10_000
 // otherwise keep losing, each loss a batch thrown away and a rollback.
 const aheadPause = time.Second
 
-// predict returns the landlord's clock as this process last committed it
-// (0 if it does not know), and whether a claim ahead may use it at now
-// (Unix ms).
-func (t *turns) predict(landlordID string, now int64) (last int64, ok bool) {
+// predict returns the landlord's clock and clock offset as this process
+// last committed them (0 if it does not know), and whether a claim ahead
+// may use them at now (Unix ms).
+func (t *turns) predict(landlordID string, now int64) (last, offset int64, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := t.clocks[landlordID]
-	return n.clock, now >= n.usualUntil
+	return n.clock, n.offset, now >= n.usualUntil
 }
 
 // note changes what is known of the landlord's clock.
@@ -62,9 +62,17 @@ func (t *turns) note(landlordID string, change func(*clockNote)) {
 	t.clocks[landlordID] = n
 }
 
-// committed notes a landlord's clock as a transaction committed it.
-func (t *turns) committed(landlordID string, clock int64) {
-	t.note(landlordID, func(n *clockNote) { n.clock = max(n.clock, clock) })
+// committed notes a landlord's clock and clock offset as a transaction
+// committed them. A new offset (a sandbox's clock advanced, or reset to
+// real time, which sets the clock back) replaces the clock noted.
+func (t *turns) committed(landlordID string, clock, offset int64) {
+	t.note(landlordID, func(n *clockNote) {
+		if n.offset != offset {
+			n.clock, n.offset = clock, offset
+			return
+		}
+		n.clock = max(n.clock, clock)
+	})
 }
 
 // lost notes that a claim ahead of the landlord lost at now (Unix ms).
@@ -153,8 +161,8 @@ func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyChe
 	}()
 	kc.carry(tx)
 	tx.holdKey(hold) // before the landlord's lock: a request whose key is busy must not wait for it
-	if last, ok := db.turns.predict(acct.LandlordID, ms(tx.Now)); ahead && ok && tx.Pipelined() {
-		tx.claimAhead(acct.LandlordID, last)
+	if last, offset, ok := db.turns.predict(acct.LandlordID, ms(tx.Now)); ahead && ok && tx.Pipelined() {
+		tx.claimAhead(acct.LandlordID, last, offset)
 	} else if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,9 @@ type Tx struct {
 	quiet bool
 	// claimed is the landlord whose clock this transaction holds.
 	claimed string
+	// offset is the claimed landlord's clock offset: how far its Now runs
+	// ahead of real time (a sandbox's clock, see clock.go; 0 for live).
+	offset time.Duration
 	// release gives the landlord's turn to the next writer (BeginClaimed).
 	release func()
 	// events and deliveries are the rows of the events this transaction
@@ -109,7 +112,10 @@ func (tx *Tx) done() {
 
 // Claim makes the transaction the landlord's only writer until it ends: it
 // takes the landlord's row lock and the next tick of the landlord's clock
-// as the transaction's Now. Every write to a landlord's data claims first,
+// as the transaction's Now. That clock runs at real time plus the
+// landlord's clock offset (a sandbox's clock, moved by its test helper;
+// 0 for every live landlord), so this one statement is where every write
+// of a sandbox, and every job run for it, gets the sandbox's time. Every write to a landlord's data claims first,
 // so creation times follow commit order (a page never skips a row committed
 // late) and every write takes its locks in the same order (no deadlocks).
 // Claiming again in the same transaction does nothing.
@@ -117,37 +123,42 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 	if tx.claimed != "" {
 		return nil
 	}
-	var clock int64
-	err := tx.c.QueryRowContext(ctx, `UPDATE landlords SET clock = CASE WHEN clock >= $2 THEN clock + 1 ELSE $2 END
-		WHERE id = $1 RETURNING clock`, acct.LandlordID, ms(tx.Now)).Scan(&clock)
+	var clock, offset int64
+	err := tx.c.QueryRowContext(ctx, `UPDATE landlords SET clock = CASE WHEN clock >= $2 + clock_offset THEN clock + 1 ELSE $2 + clock_offset END
+		WHERE id = $1 RETURNING clock, clock_offset`, acct.LandlordID, ms(tx.Now)).Scan(&clock, &offset)
 	if err != nil {
 		return fmt.Errorf("store: claim landlord: %w", err)
 	}
 	tx.claimed, tx.Now, tx.lastEvent = acct.LandlordID, time.UnixMilli(clock).UTC(), clock-1
+	tx.offset = time.Duration(offset) * time.Millisecond
 	tx.OnCommit(tx.committed)
 	return nil
 }
 
 // committed tells this process's next writers of the landlord where its
 // clock is now.
-func (tx *Tx) committed() { tx.db.turns.committed(tx.claimed, max(ms(tx.Now), tx.lastEvent)) }
+func (tx *Tx) committed() {
+	tx.db.turns.committed(tx.claimed, max(ms(tx.Now), tx.lastEvent), tx.offset.Milliseconds())
+}
 
 // claimAhead is Claim queued for the transaction's next round trip (on
 // PostgreSQL), with the tick it predicts: the one after last, the clock
-// as this process's last writer of the landlord committed it, or now if
-// that is later. The claim takes the tick only if the clock is still
-// below it, and then the tick is the very one Claim would have taken
-// (the clock is where last left it, or below now). If another process
+// as this process's last writer of the landlord committed it, or now
+// (plus offset, the landlord's clock offset as that writer saw it) if that
+// is later. The claim takes the tick only if the clock is still below it
+// and the offset unchanged, and then the tick is the very one Claim would
+// have taken (the clock is where last left it, or below now). If another process
 // ticked the clock past it, the claim fails in the database, so nothing
 // after it in its batch runs without the landlord's lock, and the
 // transaction fails with ErrNotClaimed (errClockMoved): whatever it did
 // with Now is undone, and the landlord's writes here claim as usual for a
 // while (see aheadPause).
-func (tx *Tx) claimAhead(landlordID string, last int64) {
-	clock := max(last+1, ms(tx.Now))
-	tx.Ahead(database.Stmt{SQL: database.MustChangeOne(setClock), Args: []any{landlordID, clock}, What: "store: claim landlord",
+func (tx *Tx) claimAhead(landlordID string, last, offset int64) {
+	clock := max(last+1, ms(tx.Now)+offset)
+	tx.Ahead(database.Stmt{SQL: database.MustChangeOne(claimAheadClock), Args: []any{landlordID, clock, offset}, What: "store: claim landlord",
 		Lost: errClockMoved, Checked: true})
 	tx.claimed, tx.Now, tx.lastEvent = landlordID, time.UnixMilli(clock).UTC(), clock-1
+	tx.offset = time.Duration(offset) * time.Millisecond
 	tx.OnCommit(tx.committed)
 }
 
@@ -171,6 +182,10 @@ func (db *DB) ClaimsAheadLost() int64 { return db.aheadLost.Load() }
 
 // setClock moves a landlord's clock on to $2, if it is below.
 const setClock = `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`
+
+// claimAheadClock is setClock for a claim ahead, which also holds only
+// while the landlord's clock offset is still $3.
+const claimAheadClock = `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2 AND clock_offset = $3`
 
 // Exec runs a statement of the caller's own in the transaction: the bench
 // seeder's bulk inserts, a test's change that no store method makes.
