@@ -15,8 +15,14 @@
 // tx.go is the store's Tx over database.Tx (the landlord's claim, its
 // events and jobs sent with the commit); turns.go queues a process's
 // writers of one landlord; keycache.go and keycheck.go keep key lookups
-// and confirm them in a request's first round trip; then one file per
-// resource (bill.go, payment.go, webhook.go, ...).
+// and confirm them in a request's first round trip; scan.go, filter.go
+// and page.go read rows, build list conditions and page lists; jobargs.go
+// holds every job's arguments, queue.go the queue's depth; seal.go seals
+// the copies of objects kept in rows; then one file per resource
+// (property.go, room.go, tenant.go, bill.go, payment.go, endpoint.go,
+// delivery.go, event.go, ...). It returns data, not presentation: the
+// service's LINE add-friend link is configuration it keeps (AddFriendURL)
+// and fills in only in the tenant events it records.
 package store
 
 import (
