@@ -15,7 +15,8 @@
 // tx.go is the store's Tx over database.Tx (the landlord's claim, its
 // events and jobs sent with the commit); turns.go queues a process's
 // writers of one landlord; keycache.go and keycheck.go keep key lookups
-// and confirm them in a request's first round trip; scan.go, filter.go
+// and confirm them in a request's first round trip; clock.go keeps a
+// sandbox's clock (an offset Claim adds to real time); scan.go, filter.go
 // and page.go read rows, build list conditions and page lists; jobargs.go
 // holds every job's arguments, queue.go the queue's depth; seal.go seals
 // the copies of objects kept in rows; then one file per resource
