@@ -1,8 +1,16 @@
 // Command rentapi is the whole rental-management service in one binary:
-// `serve` runs the API (on an embedded SQLite database unless told
-// otherwise), `migrate` updates a database's schema, `admin` holds the
-// operator's tools for applications, keys, landlords and people, and
-// `version` says which build this is.
+// `serve` runs the API, the pages and the background jobs (on an embedded
+// SQLite database unless told otherwise), `migrate` updates a database's
+// schema, `admin` holds the operator's tools for applications, keys,
+// landlords, people and invoices, and `version` says which build this is.
+//
+// main.go is run, the program with its environment passed in so tests run
+// it in process; flags.go is the one flag-with-environment helper (each
+// flag writes its own "(env …)" text); serve.go parses serve's flags
+// (parseServe) apart from running them (runServe); config.go holds the
+// database flags every command shares and migrate; admin.go and
+// invoice.go the admin tools; gc.go and logbuf.go tune the collector and
+// buffer the log.
 package main
 
 import (

@@ -97,5 +97,5 @@ func (s *Server) lineRegister(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, data{t}, nil
+	return http.StatusOK, data{s.shown(t)}, nil
 }

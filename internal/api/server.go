@@ -1,5 +1,9 @@
 // Package api is the JSON HTTP interface under /v1 and the OpenAPI document
-// that describes it. Every operation runs through one adapter (endpoint.go)
+// that describes it (openapi.go serves it; errcodes.go lists every error
+// code it documents), with the probes and the two signed entry points that
+// are no part of the developers' API: a payment provider's confirmations
+// and the LINE webhook (whose events chat takes). NewServer (server.go)
+// builds it; routes.go lists every route on one screen. Every operation runs through one adapter (endpoint.go)
 // that authenticates, selects the account, checks scope, limits the rate,
 // makes writes idempotent and transactional (idempotency.go), and renders the
 // response once; handlers only decode, call the store and return a value or

@@ -7,6 +7,14 @@ import (
 	"rentapi/internal/store"
 )
 
+// shown is the tenant as the API answers it: with the service's LINE
+// add-friend link, which the store keeps as configuration and leaves out of
+// the tenants it returns.
+func (s *Server) shown(t *rental.Tenant) *rental.Tenant {
+	t.ShowChatLink(s.db.AddFriendURL())
+	return t
+}
+
 var tenantPosition = position(func(t rental.Tenant) rental.Time { return t.CreatedAt }, func(t rental.Tenant) string { return t.ID })
 
 func tenantChange(body []byte, allowed ...string) (rental.TenantChange, error) {
@@ -38,7 +46,7 @@ func (s *Server) moveIn(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusCreated, data{in}, nil
+	return http.StatusCreated, data{s.shown(in)}, nil
 }
 
 func (s *Server) moveOut(c *call) (int, any, error) {
@@ -49,7 +57,7 @@ func (s *Server) moveOut(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, data{t}, nil
+	return http.StatusOK, data{s.shown(t)}, nil
 }
 
 func (s *Server) listTenants(c *call) (int, any, error) {
@@ -72,11 +80,18 @@ func (s *Server) listTenants(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	items, more, err := c.q.ListTenants(c.ctx, c.acct(), f, p.page)
+	for i := range items {
+		s.shown(&items[i])
+	}
 	return listed(s, p, tenantPosition, items, more, err)
 }
 
 func (s *Server) getTenant(c *call) (int, any, error) {
-	return found(c.q.GetTenant(c.ctx, c.acct(), c.r.PathValue("tenant_id")))
+	t, err := c.q.GetTenant(c.ctx, c.acct(), c.r.PathValue("tenant_id"))
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, data{s.shown(t)}, nil
 }
 
 func (s *Server) updateTenant(c *call) (int, any, error) {
@@ -88,5 +103,5 @@ func (s *Server) updateTenant(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, data{t}, nil
+	return http.StatusOK, data{s.shown(t)}, nil
 }

@@ -71,8 +71,7 @@ func IsCheckFailure(err error) bool {
 // says why while the client reads only the rental error. The engine's one
 // rental error: the API maps it to HTTP with all the others.
 func Unavailable(cause error) error {
-	e := rental.Errorf(rental.KindUnavailable, "service_unavailable", "The service is overloaded; retry after the time in Retry-After.")
-	e.RetryAfter = 1
+	e := rental.Overloaded()
 	if Refused(cause) {
 		e.Message = "The database is not taking connections now; retry after the time in Retry-After."
 		e.RetryAfter = 5

@@ -26,7 +26,9 @@ type Tenant struct {
 	// ChatRegistrationCode is what the tenant sends to the service's LINE
 	// account to register (null once registered), and
 	// ChatRegistrationURL that account's add-friend link (null when the
-	// service has no LINE account configured).
+	// service has no LINE account configured): the service's, not the
+	// tenant's, so it is not stored with the tenant but filled in by
+	// ShowChatLink wherever a tenant is shown.
 	ChatRegistrationCode *string `json:"chat_registration_code"`
 	ChatRegistrationURL  *string `json:"chat_registration_url"`
 	Occupants            int64   `json:"occupants"`
@@ -114,6 +116,18 @@ func (t *Tenant) Apply(c TenantChange) error {
 	}
 	*t = next
 	return nil
+}
+
+// ShowChatLink fills in the tenant's chat_registration_url with the
+// service's LINE add-friend link, configured once for the whole service
+// (empty: no LINE account, and the field is null). Everything that shows a
+// tenant (the API's answers, the bodies of tenant events) calls it, so a
+// webhook's body is the object a GET answers; the link is never stored.
+func (t *Tenant) ShowChatLink(addFriendURL string) {
+	t.ChatRegistrationURL = nil
+	if addFriendURL != "" {
+		t.ChatRegistrationURL = &addFriendURL
+	}
 }
 
 // NormalizePhone accepts a Thai phone number as people write it (0812345678,

@@ -2,10 +2,13 @@
 // API's and the pages' alike: its ID (in X-Request-ID, the context and the
 // log), its one log line, the writer that remembers the status for that
 // line, the clean-path rule (a mux would redirect an unclean path to
-// another route), the client's address behind trusted proxies, and the
-// status a domain error is answered with. It lives apart from both so that
-// neither borrows the other's plumbing, and a change to a request's log
-// line or to who is believed about an address is made once.
+// another route), the client's address behind trusted proxies
+// (proxies.go), the status a domain error is answered with, and the Mux
+// both serve on (mux.go), which says which paths are its own, so that the
+// two are put side by side by asking rather than by lists of prefixes. It
+// lives apart from both so that neither borrows the other's plumbing, and
+// a change to a request's log line or to who is believed about an address
+// is made once.
 package request
 
 import (

@@ -145,7 +145,7 @@ func (db *DB) BeginIdempotent(ctx context.Context, acct *rental.Account, kc *Key
 // ErrKeyBusy is the failure of a transaction begun with BeginIdempotent
 // whose Idempotency-Key another transaction holds: a request with it still
 // runs. It is also the answer (409 idempotency_in_progress), never kept.
-var ErrKeyBusy = rental.Conflict("idempotency_in_progress", "A request with this Idempotency-Key is still running; retry after a second.")
+var ErrKeyBusy = rental.IdempotencyInProgress()
 
 // holdKey queues the hold of k, if not nil, for the transaction's next
 // round trip on PostgreSQL (see BeginIdempotent). The hold is a check the
@@ -220,7 +220,7 @@ func (tx *Tx) CompleteIdempotency(ctx context.Context, k IdempotencyKey, token i
 
 // PurgeIdempotency deletes stored responses past their retention.
 func (db *DB) PurgeIdempotency(ctx context.Context) (int64, error) {
-	res, err := db.write.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1`, ms(db.now()))
+	res, err := db.WritePool().ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1`, ms(db.now()))
 	if err != nil {
 		return 0, fmt.Errorf("store: idempotency purge: %w", err)
 	}

@@ -164,7 +164,7 @@ var ErrKeyChanged = errors.New("store: the key's kept lookup is out of date")
 // Once that has run, every statement fails with ErrKeyChanged unless the
 // kept lookup held.
 func (db *DB) ReadChecking(kc *KeyCheck) *Queries {
-	return &Queries{c: db.ReadChecked(kc), friendURL: db.friendURL, sec: db.sec}
+	return &Queries{c: db.ReadChecked(kc), sec: db.sec}
 }
 
 // Pending is the version read, while it has not run (see

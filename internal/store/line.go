@@ -15,7 +15,7 @@ import (
 // codes existed, and tenants whose LINE user unfollowed. It runs after the
 // migrations, so it touches only the few rows that need it.
 func (db *DB) issueRegistrationCodes(ctx context.Context) error {
-	rows, err := db.write.QueryContext(ctx, `SELECT id FROM tenants
+	rows, err := db.WritePool().QueryContext(ctx, `SELECT id FROM tenants
 		WHERE chat_registration_code IS NULL AND NOT chat_registered AND moved_out_at IS NULL`)
 	if err != nil {
 		return fmt.Errorf("store: tenants without codes: %w", err)
@@ -34,7 +34,7 @@ func (db *DB) issueRegistrationCodes(ctx context.Context) error {
 		return fmt.Errorf("store: tenants without codes: %w", err)
 	}
 	for _, id := range ids {
-		if _, err := db.write.ExecContext(ctx, `UPDATE tenants SET chat_registration_code = $2
+		if _, err := db.WritePool().ExecContext(ctx, `UPDATE tenants SET chat_registration_code = $2
 			WHERE id = $1 AND chat_registration_code IS NULL`, id, rental.NewRegistrationCode()); err != nil {
 			return fmt.Errorf("store: issue registration code: %w", err)
 		}
@@ -119,10 +119,10 @@ func (tx *Tx) RegisterLine(ctx context.Context, acct *rental.Account, tenantID, 
 		return nil, fmt.Errorf("store: register line: %w", err)
 	}
 	t.ChatRegistered, t.ChatRegistrationCode, t.UpdatedAt = true, nil, rental.Time{Time: tx.Now}
-	if err := tx.RecordEvent(ctx, acct, "tenant.line_registered", t); err != nil {
+	if err := tx.recordTenantEvent(ctx, acct, "tenant.line_registered", t); err != nil {
 		return nil, err
 	}
-	return t, tx.RecordEvent(ctx, acct, "tenant.updated", t)
+	return t, tx.recordTenantEvent(ctx, acct, "tenant.updated", t)
 }
 
 // UnfollowLine ends one registration of a LINE user who unfollowed or
@@ -160,7 +160,7 @@ func (tx *Tx) UnfollowLine(ctx context.Context, lineUserID string) (*rental.Tena
 	if err != nil {
 		return nil, err
 	}
-	return t, tx.RecordEvent(ctx, acct, "tenant.updated", t)
+	return t, tx.recordTenantEvent(ctx, acct, "tenant.updated", t)
 }
 
 // LineCodeTries locks and returns the LINE user's count of wrong

@@ -75,7 +75,7 @@ func (db *DB) sealClearLinks(ctx context.Context) error {
 	if db.sec == nil {
 		return nil
 	}
-	rows, err := db.write.QueryContext(ctx, `SELECT id, token, url FROM payment_links WHERE token IS NOT NULL`)
+	rows, err := db.WritePool().QueryContext(ctx, `SELECT id, token, url FROM payment_links WHERE token IS NOT NULL`)
 	if err != nil {
 		return fmt.Errorf("store: seal payment links: %w", err)
 	}
@@ -99,7 +99,7 @@ func (db *DB) sealClearLinks(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if _, err := db.write.ExecContext(ctx, `UPDATE payment_links SET token_hash = $2, url_sealed = $3, token = NULL, url = NULL
+		if _, err := db.WritePool().ExecContext(ctx, `UPDATE payment_links SET token_hash = $2, url_sealed = $3, token = NULL, url = NULL
 			WHERE id = $1 AND token IS NOT NULL`, l.id, linkTokenHash(l.token), sealed); err != nil {
 			return fmt.Errorf("store: seal payment links: %w", err)
 		}

@@ -121,7 +121,7 @@ func (db *DB) Session(ctx context.Context, tokenHash string, now time.Time) (*re
 		return nil, fmt.Errorf("store: session: %w", err)
 	}
 	if ms(now)-seen > time.Minute.Milliseconds() {
-		if _, err := db.write.ExecContext(ctx, `UPDATE sessions SET seen_at = $2 WHERE token_hash = $1 AND seen_at < $2`, tokenHash, ms(now)); err != nil {
+		if _, err := db.WritePool().ExecContext(ctx, `UPDATE sessions SET seen_at = $2 WHERE token_hash = $1 AND seen_at < $2`, tokenHash, ms(now)); err != nil {
 			return nil, fmt.Errorf("store: session seen: %w", err)
 		}
 	}
@@ -158,7 +158,7 @@ func (db *DB) PurgeSessions(ctx context.Context) (int64, error) {
 		{`DELETE FROM consents WHERE expires_at <= $1`, []any{ms(now)}},
 		{`DELETE FROM portal_links WHERE created_at <= $1`, []any{ms(now.Add(-24 * time.Hour))}},
 	} {
-		res, err := db.write.ExecContext(ctx, q.sql, q.args...)
+		res, err := db.WritePool().ExecContext(ctx, q.sql, q.args...)
 		if err != nil {
 			return total, fmt.Errorf("store: purge sessions: %w", err)
 		}

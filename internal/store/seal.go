@@ -113,7 +113,7 @@ func (db *DB) sealClearCopies(ctx context.Context) error {
 		for {
 			type clearRow struct{ id, text string }
 			var batch []clearRow
-			rows, err := db.write.QueryContext(ctx, c.find)
+			rows, err := db.WritePool().QueryContext(ctx, c.find)
 			if err != nil {
 				return fmt.Errorf("store: seal %s: %w", c.column, err)
 			}

@@ -16,8 +16,14 @@
 // events and jobs sent with the commit); turns.go queues a process's
 // writers of one landlord; keycache.go and keycheck.go keep key lookups
 // and confirm them in a request's first round trip; clock.go keeps a
-// sandbox's clock (an offset Claim adds to real time); then one file per
-// resource (bill.go, payment.go, webhook.go, ...).
+// sandbox's clock (an offset Claim adds to real time); scan.go, filter.go
+// and page.go read rows, build list conditions and page lists; jobargs.go
+// holds every job's arguments, queue.go the queue's depth; seal.go seals
+// the copies of objects kept in rows; then one file per resource
+// (property.go, room.go, tenant.go, bill.go, payment.go, endpoint.go,
+// delivery.go, event.go, ...). It returns data, not presentation: the
+// service's LINE add-friend link is configuration it keeps (AddFriendURL)
+// and fills in only in the tenant events it records.
 package store
 
 import (
@@ -68,10 +74,7 @@ var migrations embed.FS
 // store's own here) and what the store keeps beside it.
 type DB struct {
 	*database.DB
-	// write is the engine's write pool, for the store's maintenance
-	// statements (purges, migrations' data fixes).
-	write *sql.DB
-	now   func() time.Time
+	now func() time.Time
 	// queue inserts jobs in the store's transactions on SQLite, pgQueue
 	// on PostgreSQL (whose transactions speak pgx, see database.Tx.PgxTx);
 	// the jobs package's client works them.
@@ -81,7 +84,7 @@ type DB struct {
 	movable bool
 	// log is River's logger, for the queue client and its migrations.
 	log *slog.Logger
-	// friendURL is Options.AddFriendURL.
+	// friendURL is Options.AddFriendURL (see AddFriendURL).
 	friendURL string
 	// sec is Options.Secret.
 	sec *secret.Secret
@@ -113,7 +116,9 @@ type Options struct {
 	Wait time.Duration
 	// AddFriendURL is the LINE add-friend link of the service's Official
 	// Account, which every tenant object shows as chat_registration_url
-	// (null when empty: no LINE account is configured).
+	// (null when empty: no LINE account is configured). The store keeps it
+	// as configuration, not in the tenants' rows: it fills it in only in
+	// the bodies of the tenant events it records (see DB.AddFriendURL).
 	AddFriendURL string
 	// Secret is the server secret, under which payment links' URLs are
 	// sealed (their tokens are never stored in clear). A process that makes
@@ -145,7 +150,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	db.write = db.WritePool()
 	cfg := &river.Config{Logger: db.log}
 	cfg.Test.Time = db.QueueTime()
 	db.queue, err = river.NewClient(db.RiverDriver(), cfg)
@@ -162,6 +166,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 
 // Now is the store's clock.
 func (db *DB) Now() time.Time { return db.now() }
+
+// AddFriendURL is the service's LINE add-friend link (Options.AddFriendURL),
+// for whoever shows a tenant (rental.Tenant.ShowChatLink): the tenants the
+// store returns leave chat_registration_url null, and the API fills it in
+// from here, as the store does in the tenant events it records.
+func (db *DB) AddFriendURL() string { return db.friendURL }
 
 // QueueTime is the job queue's clock: nil, for the database's own, unless
 // tests gave the store a clock to move; then jobs follow that clock, so a
@@ -190,7 +200,7 @@ const migrationLock = 7_236_581_990
 // queue's. Safe to run from several processes at once.
 func (db *DB) Migrate(ctx context.Context) error {
 	if db.Engine() == Postgres {
-		conn, err := db.write.Conn(ctx)
+		conn, err := db.WritePool().Conn(ctx)
 		if err != nil {
 			return fmt.Errorf("store: migrate: %w", err)
 		}
@@ -208,7 +218,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
-	provider, err := goose.NewProvider(dialect, db.write, sub, goose.WithDisableGlobalRegistry(true))
+	provider, err := goose.NewProvider(dialect, db.WritePool(), sub, goose.WithDisableGlobalRegistry(true))
 	if err != nil {
 		return fmt.Errorf("store: migrations: %w", err)
 	}
@@ -253,8 +263,6 @@ func (tx *Tx) lock(ctx context.Context, table, what string, landlordID, id strin
 // Queries are the read methods; they run on the read pool or inside a Tx.
 type Queries struct {
 	c database.Conn
-	// friendURL is the add-friend link tenants show.
-	friendURL string
 	// sec opens payment links' sealed URLs.
 	sec *secret.Secret
 }
@@ -262,7 +270,7 @@ type Queries struct {
 // Read returns the read methods on the read pool. Inside a write, use the
 // Tx's own Queries so that the write sees itself.
 func (db *DB) Read() *Queries {
-	return &Queries{c: db.Reader(), friendURL: db.friendURL, sec: db.sec}
+	return &Queries{c: db.Reader(), sec: db.sec}
 }
 
 func ms(t time.Time) int64 { return t.UnixMilli() }

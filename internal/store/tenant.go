@@ -13,7 +13,9 @@ import (
 const tenantColumns = `id, room_id, property_id, name, phone, email, chat_enabled, chat_registered, chat_registration_code, occupants,
 	moved_in_at, moved_out_at, created_at, updated_at`
 
-// scanTenant reads a tenant row, with the service's add-friend link.
+// scanTenant reads a tenant row. Its chat_registration_url is left null:
+// the service's add-friend link is configuration, filled in where a tenant
+// is shown (see recordTenantEvent, DB.AddFriendURL).
 func (q *Queries) scanTenant(sc *scanner, t *rental.Tenant) error {
 	*t = rental.Tenant{Object: "tenant"}
 	var email, code sql.NullString
@@ -26,9 +28,6 @@ func (q *Queries) scanTenant(sc *scanner, t *rental.Tenant) error {
 	}
 	if code.Valid {
 		t.ChatRegistrationCode = &code.String
-	}
-	if q.friendURL != "" {
-		t.ChatRegistrationURL = &q.friendURL
 	}
 	t.MovedInAt, t.MovedOutAt = rental.UnixMilli(int64(in)), optTime(sql.NullInt64(out))
 	t.CreatedAt, t.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
@@ -90,9 +89,6 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 	t.CreatedAt, t.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
 	code := rental.NewRegistrationCode()
 	t.ChatRegistrationCode, t.ChatRegistered = &code, false
-	if tx.friendURL != "" {
-		t.ChatRegistrationURL = &tx.friendURL
-	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO tenants (id, landlord_id, property_id, room_id, name, phone, email, chat_enabled, occupants,
 			moved_in_at, created_at, updated_at, chat_registration_code)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)`,
@@ -103,7 +99,7 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 	if err != nil {
 		return nil, fmt.Errorf("store: move in: %w", err)
 	}
-	if err := tx.RecordEvent(ctx, acct, "tenant.created", t); err != nil {
+	if err := tx.recordTenantEvent(ctx, acct, "tenant.created", &t); err != nil {
 		return nil, err
 	}
 	room.Status, room.TenantID = rental.RoomOccupied, &t.ID
@@ -134,7 +130,7 @@ func (tx *Tx) MoveOut(ctx context.Context, acct *rental.Account, roomID string) 
 		acct.LandlordID, t.ID, ms(tx.Now)); err != nil {
 		return nil, fmt.Errorf("store: move out: %w", err)
 	}
-	if err := tx.RecordEvent(ctx, acct, "tenant.deleted", t); err != nil {
+	if err := tx.recordTenantEvent(ctx, acct, "tenant.deleted", t); err != nil {
 		return nil, err
 	}
 	room.Status, room.TenantID = rental.RoomVacant, nil
@@ -165,5 +161,15 @@ func (tx *Tx) UpdateTenant(ctx context.Context, acct *rental.Account, id string,
 	if err != nil {
 		return nil, fmt.Errorf("store: update tenant: %w", err)
 	}
-	return t, tx.RecordEvent(ctx, acct, "tenant.updated", t)
+	return t, tx.recordTenantEvent(ctx, acct, "tenant.updated", t)
+}
+
+// recordTenantEvent records a tenant event whose body is the tenant as the
+// API shows it, with the service's add-friend link filled in (the tenant
+// given is left as it was), so that a webhook's body is the object a GET
+// answers.
+func (tx *Tx) recordTenantEvent(ctx context.Context, acct *rental.Account, typ string, t *rental.Tenant) error {
+	shown := *t
+	shown.ShowChatLink(tx.db.friendURL)
+	return tx.RecordEvent(ctx, acct, typ, &shown)
 }

@@ -52,7 +52,7 @@ func (db *DB) Begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
-	tx := &Tx{Queries: Queries{c: t, friendURL: db.friendURL, sec: db.sec}, Tx: t, db: db}
+	tx := &Tx{Queries: Queries{c: t, sec: db.sec}, Tx: t, db: db}
 	t.OnFail(tx.failed)
 	return tx, nil
 }

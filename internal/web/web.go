@@ -1,11 +1,15 @@
 // Package web serves the pages people open in a browser, beside the JSON
 // API: the payment page a tenant opens from a bill's link, with its
 // PromptPay QR (the unguessable token in the URL is its only credential),
-// and the signed-in areas: the developer portal, where developers manage
-// applications, API keys and linked accounts, and the landlord's app. The
-// pages have their own mux and browser protections (a strict
-// Content-Security-Policy, no referrer, no framing, no caching,
-// cross-origin request protection). Every page route (routes.go) is one
+// and its receipt; the signed-in areas: the developer portal, where
+// developers manage applications, API keys and linked accounts, and the
+// landlord's app, with the consent pages of connect links; and the landing
+// page and the documentation (/docs), rendered from the API's OpenAPI
+// document and its catalogue of error codes, which are all web takes from
+// package api. The pages have their own mux and browser protections (a
+// strict Content-Security-Policy, no referrer, no framing, no caching,
+// cross-origin request protection); New puts that mux beside the API's,
+// asking each which paths are its own. Every page route (routes.go) is one
 // shape, a handler of a visit behind the guards it needs (handler.go), and
 // every error is answered in one place (fail.go) with the API's statuses
 // (request.StatusOf) on its area's page; the request's ID, log line and
