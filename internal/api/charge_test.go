@@ -3,6 +3,7 @@ package api_test
 import (
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -115,6 +116,19 @@ func TestBillWithCharges(t *testing.T) {
 		}
 		if t.Failed() {
 			t.Fatalf("payment page:\n%s", page)
+		}
+		// Paid: the receipt's page lists the same lines.
+		do("POST", "/v1/test-helpers/payments", map[string]any{"bill_id": nov["id"], "outcome": "paid"}, 200)
+		receipt := do("GET", "/v1/bills/"+nov["id"].(string), nil, 200)["receipt"].(map[string]any)
+		u, _ := url.Parse(receipt["url"].(string))
+		status, rpage := open(t, c.h.url+u.Path)
+		for _, s := range []string{"ค่าเช่าห้อง", "Internet</th><td>300.00</td>", "ส่วนลดอยู่ครบปี</th><td>-200.00</td>", `<td id="receipt-total">4,490.00</td>`} {
+			if status != http.StatusOK || !strings.Contains(rpage, s) {
+				t.Errorf("the receipt page (%d) does not show %q", status, s)
+			}
+		}
+		if t.Failed() {
+			t.Fatalf("receipt page:\n%s", rpage)
 		}
 
 		// December as a draft, then the charges taken off.
