@@ -258,6 +258,10 @@ func TestChargeRefusals(t *testing.T) {
 		want(t, c.h.do(req{key: noBills, method: "GET", path: "/v1/charges"}), http.StatusForbidden, "insufficient_scope")
 		// Another account's charge is not found.
 		mine := c.do("POST", "/v1/rooms/"+c.room+"/charges", good(), 201)
+		ending := c.do("POST", "/v1/rooms/"+c.room+"/charges", map[string]any{"description": "Cleaning", "amount": 10000, "recurring": true, "month": "2026-11", "ends_month": "2026-11"}, 201)
+		if ending["ends_month"] != "2026-11" || ending["recurring"] != true {
+			t.Fatalf("a recurring charge ending in its first month: %v", ending)
+		}
 		want(t, c.h.do(req{key: other, method: "GET", path: "/v1/charges/" + mine["id"].(string)}), http.StatusNotFound, "resource_not_found")
 		want(t, c.h.do(req{key: other, method: "DELETE", path: "/v1/charges/" + mine["id"].(string)}), http.StatusNotFound, "resource_not_found")
 		// The same Idempotency-Key replays the first answer.
@@ -268,8 +272,8 @@ func TestChargeRefusals(t *testing.T) {
 		if again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(first.body) {
 			t.Fatalf("replay: %s %s", again.header.Get("Idempotent-Replayed"), again.body)
 		}
-		if n := len(c.charges("")); n != 2 {
-			t.Fatalf("%d charges after a replay, want 2", n)
+		if n := len(c.charges("")); n != 3 {
+			t.Fatalf("%d charges after a replay, want 3", n)
 		}
 	})
 }
