@@ -84,37 +84,24 @@ func fromReading(typ string) bool {
 // lines stay. It reports whether the lines changed.
 func (b *Bill) Charge(charges []Charge) bool {
 	before := slices.Clone(b.Lines)
-	var kept, discounts []Line
-	for _, l := range b.Lines {
-		if l.Type != LineCharge && l.Type != LineDiscount {
-			kept = append(kept, l)
-		}
-	}
-	var added []Line
+	var added, discounts, rest []Line
 	for _, c := range charges {
 		if !c.ActiveIn(b.Month) {
 			continue
 		}
-		l := Line{Type: c.Type, Description: c.Description, Amount: c.Amount, ChargeID: c.ID}
 		if c.Type == LineDiscount {
-			l.Amount, l.Full = -c.Amount, c.Amount
-			discounts = append(discounts, l)
-			continue
-		}
-		added = append(added, l)
-	}
-	// Charges follow the reading's lines, discounts follow the charges,
-	// anything else (a late fee) comes last.
-	var reading, rest []Line
-	for _, l := range kept {
-		if fromReading(l.Type) {
-			reading = append(reading, l)
+			discounts = append(discounts, Line{Type: c.Type, Description: c.Description, Amount: -c.Amount, ChargeID: c.ID, Full: c.Amount})
 		} else {
-			rest = append(rest, l)
+			added = append(added, Line{Type: c.Type, Description: c.Description, Amount: c.Amount, ChargeID: c.ID})
 		}
 	}
-	b.Lines = slices.Concat(reading, added, discounts, rest)
-	b.sum()
+	for _, l := range b.Lines {
+		if !fromReading(l.Type) && l.Type != LineCharge && l.Type != LineDiscount {
+			rest = append(rest, l) // a late fee comes last
+		}
+	}
+	b.Lines = slices.Concat(added, discounts, rest)
+	b.sum() // the reading's lines first
 	return !slices.Equal(before, b.Lines)
 }
 
