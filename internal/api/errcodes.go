@@ -101,6 +101,8 @@ var errorCodes = []ErrorCode{
 		doStateChange},
 	{"bill_not_payable", 409, on(WhereAPI), "A payment link for a bill that cannot be paid by QR: not issued, already paid, or the landlord's plan has no QR payments or no PromptPay receiver; or a slip for a draft bill.",
 		doStateChange},
+	{"charge_billed", 409, on(WhereAPI), "Deleting a one-off charge or discount that is on a bill past draft (issued, overdue or paid): the tenant has seen it.",
+		"Leave it: the bill keeps it. To give the amount back, add a discount to a later month."},
 	{"email_taken", 409, on(WherePages), "Signing up with an email that already has an account.",
 		"Sign in instead, or reset the password."},
 	{"idempotency_in_progress", 409, on(WhereAPI), "A request with the same `Idempotency-Key` is still running.",

@@ -28,6 +28,7 @@ var foreignBodies = map[string]any{
 	"POST /v1/properties/{property_id}/rooms":   map[string]any{"number": "F1", "monthly_rent": 100000},
 	"PATCH /v1/rooms/{room_id}":                 map[string]any{"monthly_rent": 200000},
 	"POST /v1/rooms/{room_id}/tenant":           map[string]any{"name": "Foreign", "phone": "0812345678"},
+	"POST /v1/rooms/{room_id}/charges":          map[string]any{"description": "Foreign", "amount": 100, "month": "2026-11"},
 	"PATCH /v1/tenants/{tenant_id}":             map[string]any{"name": "Foreign"},
 	"PATCH /v1/meter-readings/{reading_id}":     map[string]any{"electricity": map[string]any{"current": 99999}},
 	"PATCH /v1/webhook-endpoints/{endpoint_id}": map[string]any{"description": "Foreign"},
@@ -218,8 +219,11 @@ func accountIDs(t *testing.T, h *harness, key string) map[string]owned {
 	// A slip filed against it (no job runs here: it stays pending).
 	want(t, h.do(req{key: key, method: "POST", path: "/v1/bills/" + issued[0].(map[string]any)["id"].(string) + "/slips",
 		body: map[string]any{"qr_payload": "their-slip"}, headers: []string{"Idempotency-Key: " + rental.NewID("idem")}}), http.StatusAccepted)
+	charge := h.do(req{key: key, method: "POST", path: "/v1/rooms/" + room.id + "/charges", body: map[string]any{"description": "Internet", "amount": 30000, "recurring": true, "month": "2026-11"}})
+	want(t, charge, http.StatusCreated)
 	return map[string]owned{
 		"slip_id":         first("/v1/slips"),
+		"charge_id":       {id: charge.data()["id"].(string), key: key},
 		"payment_link_id": {id: link.data()["id"].(string), key: key},
 		"notification_id": first("/v1/notifications"),
 		"property_id":     first("/v1/properties"),

@@ -53,6 +53,11 @@ func (s *Server) routes() {
 	s.handle("POST /v1/bills/{bill_id}/issue", s.endpoint(rental.ScopeBillsWrite, nil, s.issueBill))
 	s.handle("DELETE /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsWrite, nil, s.deleteBill))
 
+	s.handle("POST /v1/rooms/{room_id}/charges", s.endpoint(rental.ScopeBillsWrite, nil, s.createCharge))
+	s.handle("GET /v1/charges", s.endpoint(rental.ScopeBillsRead, listQuery("property_id", "room_id", "month"), s.listCharges))
+	s.handle("GET /v1/charges/{charge_id}", s.endpoint(rental.ScopeBillsRead, nil, s.getCharge))
+	s.handle("DELETE /v1/charges/{charge_id}", s.endpoint(rental.ScopeBillsWrite, nil, s.deleteCharge))
+
 	s.handle("POST /v1/bills/{bill_id}/payment-link", s.endpoint(rental.ScopePaymentsWrite, nil, s.createPaymentLink))
 	s.handle("GET /v1/payment-links", s.endpoint(rental.ScopePaymentsRead, listQuery("bill_id", "active"), s.listPaymentLinks))
 	s.handle("GET /v1/payment-links/{payment_link_id}", s.endpoint(rental.ScopePaymentsRead, nil, s.getPaymentLink))

@@ -151,7 +151,11 @@ func billBubble(n rental.Notice) map[string]any {
 		map[string]any{"type": "separator", "margin": "md"},
 	}
 	for _, l := range n.Lines {
-		body = append(body, row(l.TH+" / "+l.EN, rental.Baht(l.Amount)+" ฿", false))
+		label := l.TH
+		if l.EN != "" {
+			label += " / " + l.EN
+		}
+		body = append(body, row(label, rental.Baht(l.Amount)+" ฿", false))
 	}
 	body = append(body, map[string]any{"type": "separator", "margin": "md"},
 		row("รวม / Total", rental.Baht(n.Total)+" บาท (THB)", true))

@@ -58,12 +58,15 @@ type Bill struct {
 	UpdatedAt   Time            `json:"updated_at"`
 	// Receipt is the paid bill's receipt; null until the bill is paid.
 	Receipt *Receipt `json:"receipt"`
+	// Lines are the bill's amounts, item by item: the total is their sum.
+	Lines []Line `json:"lines"`
 }
 
 // Price sets the bill's amounts from its rent and a reading, at the rates
 // the reading recorded: electricity is usage × rate; water is usage × rate
 // when metered, the flat amount per room, or the flat amount per occupant;
-// each rounded half up to a whole satang.
+// each rounded half up to a whole satang. Its other lines stay, and the
+// total is the sum of the lines.
 func (b *Bill) Price(r Reading) {
 	b.Electricity = BillElectricity{Usage: r.Electricity.Usage, Rate: r.Electricity.Rate, Amount: r.Electricity.Usage.Amount(r.Electricity.Rate)}
 	occupants := max(b.Water.Occupants, 1)
@@ -76,7 +79,7 @@ func (b *Bill) Price(r Reading) {
 	case WaterFlatPerPerson:
 		b.Water.Amount = deref(r.Water.FlatAmount) * occupants
 	}
-	b.Total = b.Rent + b.Electricity.Amount + b.Water.Amount
+	b.sum()
 }
 
 func deref(p *int64) int64 {
@@ -129,12 +132,16 @@ type BillSource struct {
 	Reading *Reading
 	Tenant  *Tenant
 	Month   string
+	// Charges are the room's charges and discounts; those active in the
+	// month go on the bill.
+	Charges []Charge
 	// Issue makes the bill issued at once rather than a draft.
 	Issue bool
 }
 
 // NewBill makes the bill of a room's month from its reading: the room's
-// rent and the reading's usage at the rates it recorded, due on the
+// rent and the reading's usage at the rates it recorded, with the room's
+// charges and discounts of the month (Charge), due on the
 // property's due day of the next month. A month without a reading is 409
 // reading_required; a month billed already is 409 resource_exists.
 func NewBill(src BillSource, now time.Time) (Bill, error) {
@@ -156,6 +163,7 @@ func NewBill(src BillSource, now time.Time) (Bill, error) {
 		b.Status, b.IssuedAt = BillIssued, &at
 	}
 	b.Price(*src.Reading)
+	b.Charge(src.Charges)
 	return b, nil
 }
 

@@ -184,10 +184,11 @@ type Notice struct {
 	ReceiptURL    string `json:"receipt_url,omitempty"`
 }
 
-// NoticeLine is one amount of a bill notice, named in Thai and English.
+// NoticeLine is one amount of a bill notice, named in Thai and English
+// (EN empty when the name is the landlord's own words, in TH).
 type NoticeLine struct {
 	TH     string `json:"th"`
-	EN     string `json:"en"`
+	EN     string `json:"en,omitempty"`
 	Amount int64  `json:"amount"`
 }
 
@@ -199,12 +200,22 @@ func BillNotice(typ string, b *Bill, property, room, payURL string) Notice {
 	if typ == NotifyPaymentReceipt && b.Receipt != nil {
 		n.ReceiptNumber, n.ReceiptURL = b.Receipt.Number, b.Receipt.URL
 	}
-	n.Lines = []NoticeLine{
-		{TH: "ค่าเช่า", EN: "Rent", Amount: b.Rent},
-		{TH: "ค่าไฟ", EN: "Electricity", Amount: b.Electricity.Amount},
-		{TH: "ค่าน้ำ", EN: "Water", Amount: b.Water.Amount},
+	for _, l := range b.Lines {
+		n.Lines = append(n.Lines, noticeLine(l))
 	}
 	return n
+}
+
+// noticeLine names a bill's line in Thai and English: the reading's lines
+// and a late fee by their type, a charge or discount by the landlord's own
+// description (EN empty: it is in whatever language the landlord wrote).
+func noticeLine(l Line) NoticeLine {
+	names := map[string][2]string{LineRent: {"ค่าเช่า", "Rent"}, LineElectricity: {"ค่าไฟ", "Electricity"},
+		LineWater: {"ค่าน้ำ", "Water"}, LineLateFee: {"ค่าปรับชำระล่าช้า", "Late fee"}}
+	if name, ok := names[l.Type]; ok {
+		return NoticeLine{TH: name[0], EN: name[1], Amount: l.Amount}
+	}
+	return NoticeLine{TH: l.Description, Amount: l.Amount}
 }
 
 // Baht formats satang as baht with two decimals and thousands separators.

@@ -12,19 +12,23 @@ import (
 
 const billColumns = `id, room_id, property_id, tenant_id, reading_id, month, status, rent, e_usage, e_rate, e_amount,
 	w_usage, w_rate, w_amount, w_billing, occupants, total, amount_paid, due_date, issued_at, paid_at, overdue_at, created_at, updated_at,
-	` + receiptColumns
+	` + receiptColumns + `, lines`
 
 func (q *Queries) scanBill(sc *scanner, b *rental.Bill) error {
 	*b = rental.Bill{Object: "bill", Currency: rental.Currency}
 	var tenant, receipt, receiptURL sql.NullString
+	var lines string
 	var issued, paid, overdue, receiptIssued nullInteger
 	var created, updated integer
 	e, w := &b.Electricity, &b.Water
 	err := sc.Scan(&b.ID, &b.RoomID, &b.PropertyID, &tenant, &b.ReadingID, &b.Month, &b.Status, (*integer)(&b.Rent),
 		(*integer)(&e.Usage), (*integer)(&e.Rate), (*integer)(&e.Amount), (*integer)(&w.Usage), (*integer)(&w.Rate), (*integer)(&w.Amount),
 		&w.Billing, (*integer)(&w.Occupants), (*integer)(&b.Total), (*integer)(&b.AmountPaid), &b.DueDate, &issued, &paid, &overdue, &created, &updated,
-		&receipt, &receiptIssued, &receiptURL)
+		&receipt, &receiptIssued, &receiptURL, &lines)
 	if err != nil {
+		return err
+	}
+	if b.Lines, err = decodeLines(lines); err != nil {
 		return err
 	}
 	if tenant.Valid {
@@ -85,17 +89,25 @@ func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, mont
 	if err != nil {
 		return nil, err
 	}
-	src := rental.BillSource{Room: *room, DueDay: prop.DueDay, Reading: reading, Tenant: tenant, Month: month, Issue: issue}
+	charges, err := tx.roomCharges(ctx, acct, roomID, month)
+	if err != nil {
+		return nil, err
+	}
+	src := rental.BillSource{Room: *room, DueDay: prop.DueDay, Reading: reading, Tenant: tenant, Month: month, Issue: issue, Charges: charges}
 	b, err := rental.NewBill(src, tx.Now)
+	if err != nil {
+		return nil, err
+	}
+	lines, err := encodeLines(b.Lines)
 	if err != nil {
 		return nil, err
 	}
 	e, w := b.Electricity, b.Water
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO bills (id, landlord_id, property_id, room_id, tenant_id, reading_id, month, status, rent,
-			e_usage, e_rate, e_amount, w_usage, w_rate, w_amount, w_billing, occupants, total, due_date, issued_at, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21)`,
+			e_usage, e_rate, e_amount, w_usage, w_rate, w_amount, w_billing, occupants, total, due_date, issued_at, created_at, updated_at, lines)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21, $22)`,
 		b.ID, acct.LandlordID, b.PropertyID, b.RoomID, b.TenantID, b.ReadingID, b.Month, b.Status, b.Rent,
-		e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount, w.Billing, w.Occupants, b.Total, b.DueDate, nullTime(b.IssuedAt), ms(tx.Now))
+		e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount, w.Billing, w.Occupants, b.Total, b.DueDate, nullTime(b.IssuedAt), ms(tx.Now), lines)
 	if database.IsUniqueViolation(err) {
 		return nil, rental.BillExists(room.Number, month, "")
 	}
@@ -112,11 +124,15 @@ func (tx *Tx) saveBill(ctx context.Context, acct *rental.Account, b *rental.Bill
 		return err
 	}
 	b.UpdatedAt = rental.Time{Time: tx.Now}
+	lines, err := encodeLines(b.Lines)
+	if err != nil {
+		return err
+	}
 	e, w := b.Electricity, b.Water
-	_, err := tx.c.ExecContext(ctx, `UPDATE bills SET status = $3, e_usage = $4, e_rate = $5, e_amount = $6, w_usage = $7, w_rate = $8,
-			w_amount = $9, total = $10, amount_paid = $11, issued_at = $12, paid_at = $13, overdue_at = $14, updated_at = $15
+	_, err = tx.c.ExecContext(ctx, `UPDATE bills SET status = $3, e_usage = $4, e_rate = $5, e_amount = $6, w_usage = $7, w_rate = $8,
+			w_amount = $9, total = $10, amount_paid = $11, issued_at = $12, paid_at = $13, overdue_at = $14, updated_at = $15, lines = $16
 		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, b.ID, b.Status, e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount,
-		b.Total, b.AmountPaid, nullTime(b.IssuedAt), nullTime(b.PaidAt), nullTime(b.OverdueAt), ms(tx.Now))
+		b.Total, b.AmountPaid, nullTime(b.IssuedAt), nullTime(b.PaidAt), nullTime(b.OverdueAt), ms(tx.Now), lines)
 	if err != nil {
 		return fmt.Errorf("store: update bill: %w", err)
 	}

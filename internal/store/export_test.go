@@ -1,8 +1,34 @@
 package store
 
+import (
+	"context"
+	"io/fs"
+
+	"github.com/pressly/goose/v3"
+)
+
 // KeyForRequestSQL is the key lookup's query, for TestEveryLookedUpColumnCounts.
 const KeyForRequestSQL = keyForRequest
 
 // EndpointsReadAhead reports whether tx read its events' endpoints ahead
 // (see readEndpointsAhead), for TestReadingReadsEndpointsAhead.
 func (tx *Tx) EndpointsReadAhead() bool { return tx.endpoints.read }
+
+// MigrateDownTo undoes the service's migrations after version, so that a
+// test can write data as it was before a migration and then migrate up.
+func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
+	dialect, dir := goose.DialectSQLite3, "migrations/sqlite"
+	if db.Engine() == Postgres {
+		dialect, dir = goose.DialectPostgres, "migrations/postgres"
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return err
+	}
+	provider, err := goose.NewProvider(dialect, db.WritePool(), sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return err
+	}
+	_, err = provider.DownTo(ctx, version)
+	return err
+}

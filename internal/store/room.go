@@ -152,6 +152,7 @@ func (tx *Tx) DeleteRoom(ctx context.Context, acct *rental.Account, id string) e
 	}
 	for _, stmt := range []string{
 		`DELETE FROM bills WHERE landlord_id = $1 AND room_id = $2`,
+		`DELETE FROM charges WHERE landlord_id = $1 AND room_id = $2`,
 		`DELETE FROM meter_readings WHERE landlord_id = $1 AND room_id = $2`,
 		`DELETE FROM meters WHERE landlord_id = $1 AND room_id = $2`,
 		`DELETE FROM rooms WHERE landlord_id = $1 AND id = $2`,

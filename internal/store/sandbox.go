@@ -196,7 +196,7 @@ func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if err := tx.resetClock(ctx, acct.LandlordID); err != nil {
 		return err
 	}
-	for _, table := range []string{"slip_images", "slips", "payment_confirmations", "payments", "payment_links", "bills", "meter_readings", "meters", "tenants", "rooms", "properties", "events", "receipt_counters"} {
+	for _, table := range []string{"slip_images", "slips", "payment_confirmations", "payments", "payment_links", "bills", "charges", "meter_readings", "meters", "tenants", "rooms", "properties", "events", "receipt_counters"} {
 		if _, err := tx.c.ExecContext(ctx, `DELETE FROM `+table+` WHERE landlord_id = $1`, acct.LandlordID); err != nil {
 			return fmt.Errorf("store: reset sandbox: %w", err)
 		}

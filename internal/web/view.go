@@ -60,21 +60,9 @@ func newView(co *store.Checkout) view {
 	if day, err := time.ParseInLocation(time.DateOnly, b.DueDate, rental.Bangkok); err == nil {
 		v.DueTH, v.DueEN = dates(day)
 	}
-	v.Lines = []line{
-		{EN: "Rent", TH: "ค่าเช่าห้อง", Amount: b.Rent},
-		{EN: "Electricity", TH: "ค่าไฟฟ้า", Amount: b.Electricity.Amount,
-			Detail: fmt.Sprintf("%s kWh × %s", b.Electricity.Usage, baht(b.Electricity.Rate))},
+	for _, l := range b.Lines {
+		v.Lines = append(v.Lines, newLine(b, l))
 	}
-	water := line{EN: "Water", TH: "ค่าน้ำ", Amount: b.Water.Amount}
-	switch b.Water.Billing {
-	case rental.WaterMetered:
-		water.Detail = fmt.Sprintf("%s m³ × %s", b.Water.Usage, baht(b.Water.Rate))
-	case rental.WaterFlatPerPerson:
-		water.Detail = fmt.Sprintf("%d × %s", b.Water.Occupants, baht(b.Water.Amount/max(b.Water.Occupants, 1)))
-	default:
-		water.Detail = "เหมาจ่าย / flat rate"
-	}
-	v.Lines = append(v.Lines, water)
 	if p := co.Payment; p != nil {
 		v.QR = "/pay/" + tokenOf(p) + "/" + p.ID + ".png"
 		v.QRFile = qrFile(co.Room.Number, b.Month)
@@ -82,6 +70,34 @@ func newView(co *store.Checkout) view {
 		v.ExpiresAt = p.ExpiresAt.In(rental.Bangkok).Format("15:04")
 	}
 	return v
+}
+
+// newLine is how the page shows one of the bill's lines: the reading's
+// lines and a late fee named in Thai and English, with the reading's
+// usage and rates beside electricity and water; a charge or a discount by
+// the landlord's own description.
+func newLine(b *rental.Bill, l rental.Line) line {
+	switch l.Type {
+	case rental.LineRent:
+		return line{EN: "Rent", TH: "ค่าเช่าห้อง", Amount: l.Amount}
+	case rental.LineElectricity:
+		return line{EN: "Electricity", TH: "ค่าไฟฟ้า", Amount: l.Amount,
+			Detail: fmt.Sprintf("%s kWh × %s", b.Electricity.Usage, baht(b.Electricity.Rate))}
+	case rental.LineWater:
+		water := line{EN: "Water", TH: "ค่าน้ำ", Amount: l.Amount}
+		switch b.Water.Billing {
+		case rental.WaterMetered:
+			water.Detail = fmt.Sprintf("%s m³ × %s", b.Water.Usage, baht(b.Water.Rate))
+		case rental.WaterFlatPerPerson:
+			water.Detail = fmt.Sprintf("%d × %s", b.Water.Occupants, baht(b.Water.Amount/max(b.Water.Occupants, 1)))
+		default:
+			water.Detail = "เหมาจ่าย / flat rate"
+		}
+		return water
+	case rental.LineLateFee:
+		return line{EN: "Late fee", TH: "ค่าปรับชำระล่าช้า", Amount: l.Amount}
+	}
+	return line{TH: l.Description, Amount: l.Amount}
 }
 
 // qrFile is the name a payment's QR is saved under: the room and the
