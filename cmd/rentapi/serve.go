@@ -274,7 +274,7 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 
 	hs := &http.Server{
 		Handler: web.New(web.Config{DB: db, Log: log, PublicURL: publicURL, Buckets: buckets, Secret: sec, Guard: guard,
-			TrustedProxies: c.proxies, Seller: c.seller}, srv),
+			TrustedProxies: c.proxies, Seller: c.seller, SlipsLive: c.slips != nil}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -61,6 +61,10 @@ type Config struct {
 	// Seller is printed on the developers' invoices as who they are from;
 	// the name defaults to "rentapi".
 	Seller Seller
+	// SlipsLive tells that a slip-verification provider is configured, as
+	// the API's does: without one the payment page of a live bill refuses
+	// slips (slips_not_available), as the API does.
+	SlipsLive bool
 }
 
 // API is the JSON API the pages are served beside, which says which paths
@@ -85,7 +89,7 @@ func New(cfg Config, next API) http.Handler {
 	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
 		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates(),
 		pay:    template.Must(template.New("page").Funcs(funcs).Parse(pageHTML)),
-		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing()), proxies: cfg.TrustedProxies, seller: cfg.Seller}
+		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing()), proxies: cfg.TrustedProxies, seller: cfg.Seller, slipsLive: cfg.SlipsLive}
 	if s.seller.Name == "" {
 		s.seller.Name = "rentapi"
 	}
