@@ -442,29 +442,30 @@ func (tx *Tx) FilePageSlip(ctx context.Context, token string, image []byte, imag
 
 // LineSlipBill is the bill a slip a LINE user sends pays: the oldest unpaid
 // (issued or overdue) bill of the current tenants registered to the user,
-// whatever their landlords, with its account. A user who is no registered
-// tenant is not found as a tenant; a tenant with nothing to pay, as a bill.
-func (q *Queries) LineSlipBill(ctx context.Context, lineUserID string) (*rental.Account, string, error) {
+// whatever their landlords, with its account. tenant is false for a user
+// who is no registered tenant; billID is empty for a tenant with nothing to
+// pay.
+func (q *Queries) LineSlipBill(ctx context.Context, lineUserID string) (acct *rental.Account, billID string, tenant bool, err error) {
 	var tenants int
 	if err := q.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants WHERE line_user_id = $1 AND chat_registered AND moved_out_at IS NULL`,
 		lineUserID).Scan(&tenants); err != nil {
-		return nil, "", fmt.Errorf("store: LINE tenant: %w", err)
+		return nil, "", false, fmt.Errorf("store: LINE tenant: %w", err)
 	}
 	if tenants == 0 {
-		return nil, "", rental.NotFound("tenant", "")
+		return nil, "", false, nil
 	}
-	var landlordID, billID string
-	err := q.c.QueryRowContext(ctx, `SELECT b.landlord_id, b.id FROM bills b JOIN tenants t ON t.id = b.tenant_id
+	var landlordID string
+	err = q.c.QueryRowContext(ctx, `SELECT b.landlord_id, b.id FROM bills b JOIN tenants t ON t.id = b.tenant_id
 		WHERE t.line_user_id = $1 AND t.chat_registered AND t.moved_out_at IS NULL AND b.status IN ($2, $3)
 		ORDER BY b.month, b.created_at, b.id LIMIT 1`, lineUserID, rental.BillIssued, rental.BillOverdue).Scan(&landlordID, &billID)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, "", rental.NotFound("bill", "")
+		return nil, "", true, nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("store: LINE tenant's bill: %w", err)
+		return nil, "", true, fmt.Errorf("store: LINE tenant's bill: %w", err)
 	}
-	acct, err := q.landlordAccount(ctx, landlordID)
-	return acct, billID, err
+	acct, err = q.landlordAccount(ctx, landlordID)
+	return acct, billID, true, err
 }
 
 // latestSlip is the newest slip of a bill, whichever way it came in: the
