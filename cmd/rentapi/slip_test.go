@@ -255,7 +255,9 @@ func TestLiveMonthWithSlips(t *testing.T) {
 			if page := fetch(t, srv.base+u.Path); !strings.Contains(page, "Slip verified") || !strings.Contains(page, receipt["url"].(string)) {
 				t.Fatalf("the payment page after verification:\n%s", page)
 			}
-			waitFor(t, "the receipt on LINE", func() bool { return line.said(true, receipt["number"].(string)) && line.said(true, receipt["url"].(string)) })
+			waitFor(t, "the receipt on LINE", func() bool {
+				return line.said(true, receipt["number"].(string)) && line.said(true, receipt["url"].(string))
+			})
 			if n := len(get("/v1/events?type=payment.paid")["data"].([]any)); n != 1 {
 				t.Fatalf("payment.paid %d times", n)
 			}
