@@ -2,11 +2,20 @@ package web_test
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
@@ -175,4 +184,81 @@ func slipFormBody(t *testing.T, ct string) []byte {
 	fw.Write(slipPNG)
 	mw.Close()
 	return buf.Bytes()
+}
+
+// A tenant sends the slip through the payment page's form in Chromium: the
+// file chosen and sent, the page comes back showing it being checked; once
+// the job verified it, the page shows it verified with the receipt's link.
+// The page with the form and with the verified slip is photographed at
+// both sizes (fitScreen: nothing wider than the screen, the stylesheet
+// applied, axe-core's checks when asked for), also into ShotsEnv's
+// directory.
+func TestSlipUploadInChromium(t *testing.T) {
+	t.Parallel()
+	path := chromium(t)
+	e := storetest.SQLite(t)
+	base, key, _ := serviceOn(t, e)
+	bill := call(t, base, key, "GET", "/v1/bills?status=issued&limit=1")
+	link := call(t, base, key, "POST", "/v1/bills/"+bill["id"].(string)+"/payment-link")
+	picture := filepath.Join(t.TempDir(), "slip.png")
+	img := image.NewRGBA(image.Rect(0, 0, 60, 120))
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(picture, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := browse(t, path, 1280, 800, 90*time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(link["url"].(string)), chromedp.WaitVisible("#slip-file")); err != nil {
+		t.Fatal(err)
+	}
+	shootSlip(ctx, t, "payment-slip-form")
+	if err := chromedp.Do(ctx, chromedp.SetUploadFiles("#slip-file", []string{picture}), chromedp.Click("#send-slip"),
+		chromedp.WaitVisible("#slip-status")); err != nil {
+		t.Fatal(err)
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text("#slip"))
+	if err != nil || !strings.Contains(text, "กำลังตรวจสอบ") || !strings.Contains(text, "being checked") {
+		t.Fatalf("after sending: %q (%v)", text, err)
+	}
+	sl := call(t, base, key, "GET", "/v1/slips?bill_id="+bill["id"].(string)+"&limit=1")
+	if sl["status"] != rental.SlipPending || sl["source"] != rental.SlipFromPage {
+		t.Fatalf("slip %v", sl)
+	}
+	if _, err := e.DB.SettleSlip(t.Context(), sl["id"].(string), store.SlipVerdict{Simulated: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible("#receipt")); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := chromedp.Run(ctx, chromedp.Text("#slip")); err != nil || !strings.Contains(text, "Slip verified") || strings.Contains(text, "Send the slip") {
+		t.Fatalf("after verification: %q (%v)", text, err)
+	}
+	shootSlip(ctx, t, "payment-slip-verified")
+}
+
+// shootSlip checks the page at both sizes and photographs it whole, into
+// the test's artifacts and ShotsEnv's directory.
+func shootSlip(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	for _, size := range screens {
+		fitScreen(ctx, t, name, size)
+		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs := []string{t.ArtifactDir()}
+		if d := os.Getenv(ShotsEnv); d != "" {
+			dirs = append(dirs, d)
+		}
+		for _, d := range dirs {
+			out := filepath.Join(d, fmt.Sprintf("%s-%dx%d.png", name, size.w, size.h))
+			if err := os.WriteFile(out, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("screenshot: %s", out)
+		}
+	}
 }
