@@ -1,6 +1,7 @@
 // Package web serves the pages people open in a browser, beside the JSON
 // API: the payment page a tenant opens from a bill's link, with its
-// PromptPay QR (the unguessable token in the URL is its only credential),
+// PromptPay QR and the form that sends the transfer slip (the unguessable
+// token in the URL is its only credential),
 // and the signed-in areas: the developer portal, where developers manage
 // applications, API keys and linked accounts, and the landlord's app. The
 // pages have their own mux and browser protections (a strict
