@@ -64,7 +64,11 @@ func (s *site) handleSlip(w http.ResponseWriter, r *http.Request, _ *visit) erro
 		return err
 	})
 	if e, ok := rental.AsError(err); ok && e.Kind == rental.KindConflict {
-		return &slipRefusal{status: http.StatusConflict, back: back, th: slipConflictWords[e.Code], en: e.Message}
+		th, known := slipConflictWords[e.Code]
+		if !known {
+			th = slipConflictWords["bill_not_payable"]
+		}
+		return &slipRefusal{status: http.StatusConflict, back: back, th: th, en: e.Message}
 	}
 	if err != nil {
 		return err
