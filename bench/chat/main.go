@@ -121,7 +121,7 @@ func run(dsn string, burst, rate int, duration time.Duration, workers int) error
 	rec := flow.NewArrivals()
 	srv := httptest.NewServer(line{rec})
 	defer srv.Close()
-	lc, err := chat.NewClient("bench-token", srv.URL)
+	lc, err := chat.NewClient("bench-token", srv.URL, srv.URL)
 	if err != nil {
 		return err
 	}

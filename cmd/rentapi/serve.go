@@ -73,7 +73,7 @@ type serveConfig struct {
 func (e environment) parseServe(args []string) (*serveConfig, error) {
 	fs := e.flags("serve")
 	c := &serveConfig{db: e.dbFlags(fs)}
-	var logLevel, proxies, providersFile, lineAPI string
+	var logLevel, proxies, providersFile, lineAPI, lineData string
 	var lineSecret, lineToken, slipKey secretFlag
 	var slipURL string
 	fs.String(&c.addr, "addr", "RENTAPI_ADDR", "127.0.0.1:8080", "address to listen on", "")
@@ -106,6 +106,8 @@ func (e environment) parseServe(args []string) (*serveConfig, error) {
 		"base URL of the slip-verification provider (EasySlip's verify API); tests point it at a local server", "")
 	fs.String(&lineAPI, "line-api-url", "RENTAPI_LINE_API_URL", chat.DefaultAPIURL,
 		"base URL of the LINE Messaging API; tests point it at a local server", "")
+	fs.String(&lineData, "line-data-url", "RENTAPI_LINE_DATA_URL", chat.DefaultDataURL,
+		"base URL of LINE's content API, where the slip pictures tenants send are fetched; tests point it at a local server", "")
 	fs.String(&c.db.addFriendURL, "line-add-friend-url", "RENTAPI_LINE_ADD_FRIEND_URL", "",
 		"the add-friend link of the service's LINE Official Account, shown to tenants as chat_registration_url, e.g. https://line.me/R/ti/p/@rentapi", "")
 	fs.String(&c.seller.Name, "invoice-seller-name", "RENTAPI_INVOICE_SELLER_NAME", "",
@@ -143,7 +145,7 @@ func (e environment) parseServe(args []string) (*serveConfig, error) {
 		return nil, err
 	}
 	if token != "" {
-		if c.line, err = chat.NewClient(token, lineAPI); err != nil {
+		if c.line, err = chat.NewClient(token, lineAPI, lineData); err != nil {
 			return nil, err
 		}
 	}
@@ -274,7 +276,7 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 
 	hs := &http.Server{
 		Handler: web.New(web.Config{DB: db, Log: log, PublicURL: publicURL, Buckets: buckets, Secret: sec, Guard: guard,
-			TrustedProxies: c.proxies, Seller: c.seller}, srv),
+			TrustedProxies: c.proxies, Seller: c.seller, SlipsLive: c.slips != nil}, srv),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -37,10 +37,21 @@ type fakeLINE struct {
 	keys     []string // the retry key of every push, in order
 	replies  []string // the body of every reply
 	arrived  chan struct{}
+	// content is what LINE's content API serves by message ID, and
+	// fetched counts its requests.
+	content map[string][]byte
+	fetched int
+}
+
+// setContent makes the fake's content API serve b as the message's.
+func (f *fakeLINE) setContent(messageID string, b []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.content[messageID] = b
 }
 
 func newFakeLINE(t *testing.T) *fakeLINE {
-	f := &fakeLINE{t: t, accepted: map[string]json.RawMessage{}, arrived: make(chan struct{}, 100000)}
+	f := &fakeLINE{t: t, accepted: map[string]json.RawMessage{}, arrived: make(chan struct{}, 100000), content: map[string][]byte{}}
 	srv := httptest.NewServer(f)
 	t.Cleanup(srv.Close)
 	f.url = srv.URL
@@ -49,6 +60,22 @@ func newFakeLINE(t *testing.T) *fakeLINE {
 
 func (f *fakeLINE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	if id, ok := strings.CutPrefix(r.URL.Path, "/v2/bot/message/"); ok && r.Method == http.MethodGet && strings.HasSuffix(id, "/content") {
+		// LINE's content API: the bytes as sent, or 404 with LINE's error body.
+		f.mu.Lock()
+		f.fetched++
+		b, found := f.content[strings.TrimSuffix(id, "/content")]
+		f.mu.Unlock()
+		if !found || r.Header.Get("Authorization") != "Bearer line-token" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"message":"Not found"}`)
+			return
+		}
+		w.Header().Set("Content-Type", http.DetectContentType(b))
+		w.Write(b)
+		return
+	}
 	if r.Method == http.MethodPost && r.URL.Path == "/v2/bot/message/reply" {
 		f.mu.Lock()
 		f.replies = append(f.replies, string(body))
@@ -105,7 +132,7 @@ func (f *fakeLINE) pushes() (int, map[string]json.RawMessage) {
 
 // chatHarness is a webhook harness whose jobs push to the fake LINE.
 func chatHarness(t *testing.T, e storetest.Engine, line *fakeLINE, opts ...func(*api.Config)) *harness {
-	client, err := chat.NewClient("line-token", line.url)
+	client, err := chat.NewClient("line-token", line.url, line.url)
 	if err != nil {
 		t.Fatal(err)
 	}

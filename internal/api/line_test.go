@@ -242,7 +242,7 @@ func TestLineCodeGuessing(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		other := e
 		other.DB = db
-		client, err := chat.NewClient("line-token", line.url)
+		client, err := chat.NewClient("line-token", line.url, line.url)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -144,7 +144,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = cfg.DB.Now
 	}
-	s.lineInbox = &chat.Inbox{DB: cfg.DB, Client: cfg.LINE, Log: s.log}
+	s.lineInbox = &chat.Inbox{DB: cfg.DB, Client: cfg.LINE, Log: s.log, SlipsLive: cfg.SlipsLive}
 	if cfg.MaxInFlight <= 0 {
 		cfg.MaxInFlight = 256
 	}

@@ -33,8 +33,8 @@ func (s *Server) createSlip(c *call) (int, any, error) {
 			return 0, nil, err
 		}
 	}
-	if !c.acct().Sandbox && !s.slipsLive {
-		return 0, nil, rental.ErrSlipsUnavailable
+	if err := rental.CheckSlipsAvailable(c.acct().Sandbox, s.slipsLive); err != nil {
+		return 0, nil, err
 	}
 	sl, err := c.tx.FileSlip(c.ctx, c.acct(), in)
 	if err != nil {

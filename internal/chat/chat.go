@@ -2,14 +2,16 @@
 // notification to a tenant through the LINE Messaging API (with the
 // notification's retry key, so that LINE delivers it once however often it
 // is sent), taking the events LINE posts to the service's webhook (a
-// tenant's follow, registration code, unfollow: Inbox) and replying to
-// them, and the content of each kind of notification and reply. It uses
+// tenant's follow, registration code, slip picture, unfollow: Inbox) and
+// replying to them, and the content of each kind of notification and reply. It uses
 // LINE's own SDK so that the wire format is LINE's, not our reading of it.
 package chat
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"time"
 
@@ -21,23 +23,59 @@ import (
 // DefaultAPIURL is LINE's Messaging API.
 const DefaultAPIURL = "https://api.line.me"
 
+// DefaultDataURL is LINE's content API, where the pictures users send are
+// fetched from: another host than the Messaging API's.
+const DefaultDataURL = "https://api-data.line.me"
+
 // Client talks to LINE for the service's channel.
 type Client struct {
-	api *messaging_api.MessagingApiAPI
+	api  *messaging_api.MessagingApiAPI
+	blob *messaging_api.MessagingApiBlobAPI
 }
 
 // NewClient makes a client with the channel's access token for the API at
-// baseURL (DefaultAPIURL when empty; tests give a local server).
-func NewClient(token, baseURL string) (*Client, error) {
+// baseURL and the content API at dataURL (DefaultAPIURL and DefaultDataURL
+// when empty; tests give a local server).
+func NewClient(token, baseURL, dataURL string) (*Client, error) {
 	if baseURL == "" {
 		baseURL = DefaultAPIURL
+	}
+	if dataURL == "" {
+		dataURL = DefaultDataURL
 	}
 	api, err := messaging_api.NewMessagingApiAPI(token, messaging_api.WithEndpoint(baseURL),
 		messaging_api.WithHTTPClient(&http.Client{Timeout: 10 * time.Second}))
 	if err != nil {
 		return nil, fmt.Errorf("chat: LINE client: %w", err)
 	}
-	return &Client{api: api}, nil
+	blob, err := messaging_api.NewMessagingApiBlobAPI(token, messaging_api.WithBlobEndpoint(dataURL),
+		messaging_api.WithBlobHTTPClient(&http.Client{Timeout: 15 * time.Second}))
+	if err != nil {
+		return nil, fmt.Errorf("chat: LINE content client: %w", err)
+	}
+	return &Client{api: api, blob: blob}, nil
+}
+
+// errTooLarge is a message's content larger than the caller takes.
+var errTooLarge = errors.New("chat: the message's content is too large")
+
+// Content fetches what a user sent in a message (a picture) from LINE's
+// content API, at most max bytes: a larger one is errTooLarge, read no
+// further. The content is personal data: it is returned, never logged.
+func (c *Client) Content(messageID string, max int) ([]byte, error) {
+	res, err := c.blob.GetMessageContent(messageID)
+	if err != nil {
+		return nil, fmt.Errorf("chat: message content: %w", err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("chat: message content: %w", err)
+	}
+	if len(b) > max {
+		return nil, errTooLarge
+	}
+	return b, nil
 }
 
 // Result is LINE's answer to a push: its status (0 when none came) and,

@@ -3,6 +3,7 @@ package chat
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 
 	"github.com/line/line-bot-sdk-go/v8/linebot/webhook"
@@ -14,16 +15,20 @@ import (
 
 // Inbox takes the events of the service's LINE Official Account, which
 // LINE posts to the service's webhook: tenants following it, sending their
-// registration codes, and unfollowing. Each event is handled once, however
+// registration codes and the pictures of their transfer slips, and
+// unfollowing. Each event is handled once, however
 // often LINE delivers it, and answered with a reply when it asks for one.
 // The API serves the webhook and checks its signature; what the events
 // mean is here, beside the pushes.
 type Inbox struct {
 	DB *store.DB
-	// Client replies; without one nothing is replied (the events are
-	// still taken).
+	// Client replies and fetches the pictures tenants send; without one
+	// nothing is replied or fetched (the events are still taken).
 	Client *Client
 	Log    *slog.Logger
+	// SlipsLive tells that a slip-verification provider is configured: a
+	// live tenant's slip is filed only then (rental.CheckSlipsAvailable).
+	SlipsLive bool
 }
 
 // Take handles every event of a signed webhook body, in order; a body that
@@ -58,6 +63,9 @@ func (in *Inbox) event(ctx context.Context, ev webhook.EventInterface) error {
 		id, user, replyToken, reply = e.WebhookEventId, lineUser(e.Source), e.ReplyToken, ReplyHowTo
 	case webhook.MessageEvent:
 		id, user, replyToken, reply = e.WebhookEventId, lineUser(e.Source), e.ReplyToken, ReplyHowTo
+		if img, ok := e.Message.(webhook.ImageMessageContent); ok && user != "" {
+			return in.slip(ctx, id, user, replyToken, img)
+		}
 		text, ok := e.Message.(webhook.TextMessageContent)
 		if !ok || user == "" {
 			break
@@ -145,4 +153,64 @@ func lineUser(src webhook.SourceInterface) string {
 		return u.UserId
 	}
 	return ""
+}
+
+// slip takes a picture a LINE user sent as a transfer slip: a registered
+// tenant's is fetched from LINE's content API and filed against the
+// tenant's oldest unpaid bill (source line), once however often LINE
+// delivers the event, and verified by the slip's job as every slip is,
+// never here; the result is pushed when it is known (store.SettleSlip).
+// Anyone else, or a tenant with nothing to pay, gets a polite reply and
+// nothing is filed. The picture is never logged.
+func (in *Inbox) slip(ctx context.Context, id, user, replyToken string, img webhook.ImageMessageContent) error {
+	reply, file := in.slipReply(ctx, user, img)
+	seen := false
+	err := in.DB.InTx(ctx, func(tx *store.Tx) (err error) {
+		if seen, err = tx.MarkLineEvent(ctx, id); err != nil || seen || file == nil {
+			return err
+		}
+		return file(tx)
+	})
+	if err != nil || seen {
+		return err
+	}
+	in.log().InfoContext(ctx, "LINE slip", "request_id", request.ID(ctx), "event_id", id, "filed", file != nil)
+	if in.Client != nil && replyToken != "" {
+		if err := in.Client.Reply(replyToken, reply); err != nil {
+			in.log().WarnContext(ctx, "LINE reply failed", "request_id", request.ID(ctx), "event_id", id, "error", err.Error())
+		}
+	}
+	return nil
+}
+
+// slipReply decides what a picture from user comes to: the reply, and the
+// filing of the slip (nil when nothing is filed).
+func (in *Inbox) slipReply(ctx context.Context, user string, img webhook.ImageMessageContent) (string, func(*store.Tx) error) {
+	acct, billID, tenant, err := in.DB.Read().LineSlipBill(ctx, user)
+	switch {
+	case err != nil:
+		in.log().WarnContext(ctx, "LINE slip: the tenant's bill", "request_id", request.ID(ctx), "error", err.Error())
+		return ReplySlipFailed, nil
+	case !tenant:
+		return ReplyNotTenant, nil
+	case billID == "":
+		return ReplyNothingDue, nil
+	case rental.CheckSlipsAvailable(acct.Sandbox, in.SlipsLive) != nil:
+		return ReplySlipsUnavailable, nil
+	case in.Client == nil || (img.ContentProvider != nil && img.ContentProvider.Type != webhook.ContentProviderTYPE_LINE):
+		return ReplySlipFailed, nil
+	}
+	b, err := in.Client.Content(img.Id, rental.MaxPageSlipImage)
+	if err != nil && !errors.Is(err, errTooLarge) {
+		in.log().WarnContext(ctx, "LINE slip: the picture", "request_id", request.ID(ctx), "error", err.Error())
+		return ReplySlipFailed, nil
+	}
+	typ, err := rental.SniffSlipImage("image", b, rental.MaxPageSlipImage)
+	if err != nil {
+		return ReplySlipNotImage, nil
+	}
+	return ReplySlipReceived, func(tx *store.Tx) error {
+		_, err := tx.FileSlip(ctx, acct, store.SlipInput{BillID: billID, Source: rental.SlipFromLINE, Image: b, ImageType: typ})
+		return err
+	}
 }

@@ -20,5 +20,8 @@
 // a *rental.Error. It knows nothing of SQL or HTTP, so the rules can be
 // read (and table-tested) in one place and each outer layer only loads,
 // saves and translates. The words the pages show (a scope's plain Thai and
-// English) are the pages' own, in internal/web.
+// English) are the pages' own, in internal/web; what a slip's outcome tells
+// the tenant (SlipReason, SlipResultText) is worded here once, as an
+// error's message is, because the payment page and the LINE answer queued
+// by the store must say the same.
 package rental

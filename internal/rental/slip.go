@@ -404,3 +404,70 @@ func CheckSlipOutcome(outcome string, amount Optional[int64]) error {
 	}
 	return nil
 }
+
+// CheckSlipsAvailable is nil when a slip can be filed in the mode: test mode
+// always (the sandbox's simulated provider answers), live mode only with a
+// provider configured (ErrSlipsUnavailable). The payment page, LINE and the
+// API ask it before filing, so none files a slip nothing could verify.
+func CheckSlipsAvailable(sandbox, providerConfigured bool) error {
+	if !sandbox && !providerConfigured {
+		return ErrSlipsUnavailable
+	}
+	return nil
+}
+
+// SlipAnswer is what the tenant is sent over LINE once a slip is settled:
+// the receipt (NotifyPaymentReceipt) when it was verified and the bill is
+// now paid, whichever way the slip came in; for a slip sent over LINE
+// that did not pay the bill off, its result as a message (NotifyMessage,
+// SlipResultText); else nothing (""). Only a tenant the chat reaches is
+// sent anything (CheckReachable).
+func SlipAnswer(s *Slip, billStatus string) string {
+	switch {
+	case s.Status == SlipVerified && billStatus == BillPaid:
+		return NotifyPaymentReceipt
+	case s.Source == SlipFromLINE && s.Status != SlipPending:
+		return NotifyMessage
+	}
+	return ""
+}
+
+// slipReasons say in Thai and English why a slip was rejected and what
+// the tenant can do, for the payment page and the LINE answer alike.
+var slipReasons = map[string][2]string{
+	RejectDuplicate: {"สลิปนี้เคยถูกใช้ชำระแล้ว",
+		"This slip was already used for a payment."},
+	RejectReceiver: {"สลิปนี้ไม่ได้โอนเข้าบัญชีพร้อมเพย์ของเจ้าของหอพัก",
+		"This transfer did not go to your landlord's PromptPay account."},
+	RejectUnreadable: {"อ่านสลิปไม่ได้ กรุณาส่งภาพสลิปที่ชัดเจน (ภาพหน้าจอจากแอปธนาคาร)",
+		"The slip could not be read. Send a clear picture of it (a screenshot from your bank app)."},
+	RejectUnavailable: {"ระบบตรวจสลิปไม่ว่างในขณะนี้ กรุณาส่งสลิปอีกครั้งในภายหลัง",
+		"The slip could not be checked right now. Please send it again later."},
+}
+
+// SlipReason is the Thai and English of a rejection reason; an unknown one
+// reads as unreadable.
+func SlipReason(reason string) (th, en string) {
+	w, ok := slipReasons[reason]
+	if !ok {
+		w = slipReasons[RejectUnreadable]
+	}
+	return w[0], w[1]
+}
+
+// SlipResultText is the LINE message that answers a settled slip which did
+// not pay its bill off (SlipAnswer's NotifyMessage): rejected, with why; or
+// verified for less than the bill, with what is still owed. Thai first,
+// English below, as every chat message of the service.
+func SlipResultText(s *Slip, owed int64) string {
+	if s.Status == SlipRejected && s.RejectionReason != nil {
+		th, en := SlipReason(*s.RejectionReason)
+		return "ตรวจสลิปไม่ผ่าน: " + th + "\n\nSlip not accepted: " + en
+	}
+	var amount int64
+	if s.Amount != nil {
+		amount = *s.Amount
+	}
+	return "ได้รับเงินโอน " + Baht(amount) + " บาทแล้ว ยังคงค้างชำระ " + Baht(owed) + " บาท\n\n" +
+		"Transfer of " + Baht(amount) + " baht received; " + Baht(owed) + " baht is still due."
+}

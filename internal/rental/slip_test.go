@@ -304,3 +304,73 @@ func TestCheckSlipOutcome(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckSlipsAvailable(t *testing.T) {
+	for _, c := range []struct {
+		sandbox, provider bool
+		code              string
+	}{
+		{true, false, ""},
+		{true, true, ""},
+		{false, true, ""},
+		{false, false, "slips_not_available"},
+	} {
+		got := ""
+		if e, ok := AsError(CheckSlipsAvailable(c.sandbox, c.provider)); ok {
+			got = e.Code
+		}
+		if got != c.code {
+			t.Errorf("sandbox %v, provider %v: %q, want %q", c.sandbox, c.provider, got, c.code)
+		}
+	}
+}
+
+func TestSlipAnswer(t *testing.T) {
+	for _, c := range []struct {
+		source, status, bill, want string
+	}{
+		{SlipFromPage, SlipVerified, BillPaid, NotifyPaymentReceipt},
+		{SlipFromAPI, SlipVerified, BillPaid, NotifyPaymentReceipt},
+		{SlipFromLINE, SlipVerified, BillPaid, NotifyPaymentReceipt},
+		{SlipFromLINE, SlipVerified, BillIssued, NotifyMessage}, // a part: what is still owed
+		{SlipFromLINE, SlipRejected, BillOverdue, NotifyMessage},
+		{SlipFromPage, SlipRejected, BillIssued, ""}, // the page shows it
+		{SlipFromPage, SlipVerified, BillIssued, ""},
+		{SlipFromAPI, SlipRejected, BillIssued, ""}, // the app hears of it by its events
+		{SlipFromLINE, SlipPending, BillIssued, ""},
+	} {
+		s := &Slip{Source: c.source, Status: c.status}
+		if got := SlipAnswer(s, c.bill); got != c.want {
+			t.Errorf("%s slip %s, bill %s: %q, want %q", c.source, c.status, c.bill, got, c.want)
+		}
+	}
+}
+
+func TestSlipResultText(t *testing.T) {
+	reason, amount := RejectReceiver, int64(200000)
+	for _, c := range []struct {
+		slip Slip
+		owed int64
+		want []string
+	}{
+		{Slip{Status: SlipRejected, RejectionReason: &reason}, 0,
+			[]string{"ตรวจสลิปไม่ผ่าน", "Slip not accepted: This transfer did not go to your landlord's PromptPay account."}},
+		{Slip{Status: SlipVerified, Amount: &amount}, 150050,
+			[]string{"ได้รับเงินโอน 2,000.00 บาท", "1,500.50 baht is still due"}},
+	} {
+		got := SlipResultText(&c.slip, c.owed)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%q does not say %q", got, w)
+			}
+		}
+		if th, en := strings.Index(got, "\n\n"), strings.IndexFunc(got, func(r rune) bool { return r >= 'A' && r <= 'Z' }); th < 0 || en < th {
+			t.Errorf("Thai does not come first: %q", got)
+		}
+	}
+	for _, r := range append(SlipRejections, "something new") {
+		if th, en := SlipReason(r); th == "" || en == "" {
+			t.Errorf("reason %q has no words", r)
+		}
+	}
+}

@@ -81,6 +81,9 @@ type Checkout struct {
 	// account's holder: what the tenant's bank app shows before the
 	// transfer. Empty when the landlord has not given it.
 	ReceiverName string
+	// Slip is the bill's newest slip, whichever way it came in; nil
+	// before the first.
+	Slip *rental.Slip
 }
 
 // OpenPayment is a tenant opening a payment page: it finds the link by the
@@ -123,6 +126,9 @@ func (tx *Tx) OpenPayment(ctx context.Context, token string) (*Checkout, error) 
 		return nil, err
 	}
 	co.ReceiverName = payee.ReceiverName
+	if co.Slip, err = tx.latestSlip(ctx, acct, billID); err != nil {
+		return nil, err
+	}
 	if co.NoQR = payee.NoQR(co.Bill, active); co.NoQR != "" {
 		return co, nil
 	}

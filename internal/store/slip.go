@@ -186,7 +186,8 @@ type SlipVerdict struct {
 // the rule verifies gets its payment recorded exactly as a provider's
 // confirmation is (ConfirmPayment: payment.paid once, bill.updated, the
 // bill paid once covered), then slip.verified; a rejected one gets
-// slip.rejected. When another landlord's slip of the same transfer was
+// slip.rejected. The tenant is answered over LINE when the chat reaches
+// them (answerSlip). When another landlord's slip of the same transfer was
 // verified at the same moment, the unique index refuses this one, and it
 // is judged again, as the duplicate it is.
 func (db *DB) SettleSlip(ctx context.Context, id string, v SlipVerdict) (*rental.Slip, error) {
@@ -224,7 +225,10 @@ func (tx *Tx) settleSlip(ctx context.Context, id string, v SlipVerdict) (*rental
 	if err != nil || s.Status != rental.SlipPending {
 		return s, err
 	}
-	return s, tx.judgeSlip(ctx, acct, s, v)
+	if err := tx.judgeSlip(ctx, acct, s, v); err != nil {
+		return nil, err
+	}
+	return s, tx.answerSlip(ctx, acct, s)
 }
 
 // judgeSlip decides a pending slip by the rule and records the outcome.
@@ -405,4 +409,99 @@ func (tx *Tx) seedSlips(ctx context.Context, acct *rental.Account) error {
 		return fmt.Errorf("store: sandbox slips: %w", err)
 	}
 	return nil
+}
+
+// FilePageSlip files the slip image a tenant uploaded on the payment page
+// of token against the link's bill (source payment_page), as FileSlip
+// does. An unknown token is not found; a link a newer one replaced takes
+// no slip (409 bill_not_payable); live, without a provider (live false),
+// 409 slips_not_available.
+func (tx *Tx) FilePageSlip(ctx context.Context, token string, image []byte, imageType string, live bool) (*rental.Slip, error) {
+	var landlordID, billID string
+	var active bool
+	err := tx.c.QueryRowContext(ctx, `SELECT landlord_id, bill_id, active FROM payment_links WHERE token_hash = $1`, linkTokenHash(token)).
+		Scan(&landlordID, &billID, &active)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, rental.NotFound("payment_link", "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: page slip: %w", err)
+	}
+	acct, err := tx.landlordAccount(ctx, landlordID)
+	if err != nil {
+		return nil, err
+	}
+	if err := rental.CheckSlipsAvailable(acct.Sandbox, live); err != nil {
+		return nil, err
+	}
+	if !active {
+		return nil, rental.Conflict("bill_not_payable", "This payment link was replaced by a newer one: ask your landlord for the link to your bill.")
+	}
+	return tx.FileSlip(ctx, acct, SlipInput{BillID: billID, Source: rental.SlipFromPage, Image: image, ImageType: imageType})
+}
+
+// LineSlipBill is the bill a slip a LINE user sends pays: the oldest unpaid
+// (issued or overdue) bill of the current tenants registered to the user,
+// whatever their landlords, with its account. tenant is false for a user
+// who is no registered tenant; billID is empty for a tenant with nothing to
+// pay.
+func (q *Queries) LineSlipBill(ctx context.Context, lineUserID string) (acct *rental.Account, billID string, tenant bool, err error) {
+	var tenants int
+	if err := q.c.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants WHERE line_user_id = $1 AND chat_registered AND moved_out_at IS NULL`,
+		lineUserID).Scan(&tenants); err != nil {
+		return nil, "", false, fmt.Errorf("store: LINE tenant: %w", err)
+	}
+	if tenants == 0 {
+		return nil, "", false, nil
+	}
+	var landlordID string
+	err = q.c.QueryRowContext(ctx, `SELECT b.landlord_id, b.id FROM bills b JOIN tenants t ON t.id = b.tenant_id
+		WHERE t.line_user_id = $1 AND t.chat_registered AND t.moved_out_at IS NULL AND b.status IN ($2, $3)
+		ORDER BY b.month, b.created_at, b.id LIMIT 1`, lineUserID, rental.BillIssued, rental.BillOverdue).Scan(&landlordID, &billID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, "", true, nil
+	}
+	if err != nil {
+		return nil, "", true, fmt.Errorf("store: LINE tenant's bill: %w", err)
+	}
+	acct, err = q.landlordAccount(ctx, landlordID)
+	return acct, billID, true, err
+}
+
+// latestSlip is the newest slip of a bill, whichever way it came in: the
+// one its payment page shows; nil when it has none.
+func (q *Queries) latestSlip(ctx context.Context, acct *rental.Account, billID string) (*rental.Slip, error) {
+	s, err := one(ctx, q, "slip", "", `SELECT `+slipColumns+` FROM slips WHERE landlord_id = $1 AND bill_id = $2
+		ORDER BY created_at DESC, id DESC LIMIT 1`, []any{acct.LandlordID, billID}, scanSlip)
+	if rental.IsNotFound(err) {
+		return nil, nil
+	}
+	return s, err
+}
+
+// answerSlip queues what the tenant is sent over LINE about a slip just
+// settled (rental.SlipAnswer), in the settling transaction, so a crash
+// loses neither: nothing when the bill has no tenant the chat reaches.
+func (tx *Tx) answerSlip(ctx context.Context, acct *rental.Account, s *rental.Slip) error {
+	b, err := tx.GetBill(ctx, acct, s.BillID)
+	if err != nil {
+		return err
+	}
+	typ := rental.SlipAnswer(s, b.Status)
+	if typ == "" || b.TenantID == nil {
+		return nil
+	}
+	t, err := tx.GetTenant(ctx, acct, *b.TenantID)
+	if err != nil {
+		return err
+	}
+	if rental.CheckReachable(t) != nil {
+		return nil
+	}
+	spec := NotifySpec{Type: typ, BillID: b.ID}
+	if typ == rental.NotifyMessage {
+		spec = NotifySpec{Type: typ, TenantID: t.ID, Text: rental.SlipResultText(s, max(b.Total-b.AmountPaid, 0))}
+	}
+	_, err = tx.CreateNotification(ctx, acct, spec, rental.PaymentPage{})
+	return err
 }

@@ -42,7 +42,7 @@ func (s *site) fail(w http.ResponseWriter, r *http.Request, v *visit, err error)
 		// own, never a redirect, and nothing linked.
 		out = s.render(w, r, status, "connect_error", page{Area: v.area, Person: v.person, Status: status, Data: connectError{Reason: rf.reason, Detail: rf.detail}})
 	} else if v.area.Base == payArea.Base {
-		out = s.payError(w, status)
+		out = s.payError(w, status, err)
 	} else {
 		p := page{Area: v.area, Status: status}
 		if e, ok := rental.AsError(err); ok && status < 500 && status != http.StatusNotFound {
@@ -60,10 +60,15 @@ func (s *site) fail(w http.ResponseWriter, r *http.Request, v *visit, err error)
 }
 
 // payError is the payment page's error: a short bilingual page of the
-// status, in the payment page's own look.
-func (s *site) payError(w http.ResponseWriter, status int) error {
+// status, in the payment page's own look; a refused slip upload says why.
+func (s *site) payError(w http.ResponseWriter, status int, err error) error {
+	v := view{Error: status}
+	if rf, ok := errors.AsType[*slipRefusal](err); ok {
+		// A refused slip upload: what was wrong, and the way back to the form.
+		v.RefusedTH, v.RefusedEN, v.Back = rf.th, rf.en, rf.back
+	}
 	var buf bytes.Buffer
-	if err := s.pay.Execute(&buf, view{Error: status}); err != nil {
+	if err := s.pay.Execute(&buf, v); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -16,7 +16,9 @@ import (
 var payArea = area{Base: "/pay"}
 
 // handlePay is a tenant opening the payment page: it opens (or reopens)
-// the payment, and shows the bill with the QR or why there is none.
+// the payment, and shows the bill with the QR or why there is none, the
+// slip form below it while the bill is unpaid, and the state of its newest
+// slip.
 func (s *site) handlePay(w http.ResponseWriter, r *http.Request, _ *visit) error {
 	var co *store.Checkout
 	err := s.db.InTx(r.Context(), func(tx *store.Tx) (err error) {
@@ -26,8 +28,12 @@ func (s *site) handlePay(w http.ResponseWriter, r *http.Request, _ *visit) error
 	if err != nil {
 		return err
 	}
+	v := newView(co)
+	if s.takesSlip(co) {
+		v.Upload = "/pay/" + r.PathValue("token") + "/slip"
+	}
 	var buf bytes.Buffer
-	if err := s.pay.Execute(&buf, newView(co)); err != nil {
+	if err := s.pay.Execute(&buf, v); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

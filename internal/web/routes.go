@@ -38,6 +38,7 @@ func (s *site) routes(mux *request.Mux) {
 	mux.Handle("GET /pay/{token}", pay(s.handlePay))
 	mux.Handle("HEAD /pay/{token}", pay(s.handlePayHead))
 	mux.Handle("GET /pay/{token}/{payment}", pay(s.handleQR))
+	mux.Handle("POST /pay/{token}/slip", pay(s.handleSlip))
 	mux.Handle("GET /pay/receipt/{token}", pay(s.handleReceipt))
 	mux.Handle("/pay/", pay(notFound))
 

@@ -100,6 +100,9 @@ type site struct {
 	proxies request.Proxies
 	// seller is who the developers' invoices are from.
 	seller Seller
+	// slipsLive tells that a slip-verification provider is configured, so
+	// the payment page takes slips of live bills.
+	slipsLive bool
 }
 
 // parseTemplates gives each page template its own copy of the layout and

@@ -43,6 +43,15 @@ type view struct {
 	ExpiresAt string
 	Payload   string
 	NoQR      string
+	// Upload is where the slip form posts, empty when the bill takes no
+	// slip from this page; Slip is the state of the bill's newest slip;
+	// ReceiptURL is the paid bill's receipt.
+	Upload     string
+	Slip       *slipView
+	ReceiptURL string
+	// RefusedTH and RefusedEN say why a slip upload was refused (an
+	// error page), and Back leads to the payment page again.
+	RefusedTH, RefusedEN, Back string
 }
 
 // line is one item of the bill.
@@ -62,6 +71,10 @@ func newView(co *store.Checkout) view {
 	}
 	for _, l := range b.Lines {
 		v.Lines = append(v.Lines, newLine(b, l))
+	}
+	v.Slip = newSlipView(co.Slip)
+	if b.Receipt != nil {
+		v.ReceiptURL = b.Receipt.URL
 	}
 	if p := co.Payment; p != nil {
 		v.QR = "/pay/" + tokenOf(p) + "/" + p.ID + ".png"

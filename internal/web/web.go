@@ -1,9 +1,9 @@
 // Package web serves the pages people open in a browser, beside the JSON
 // API: the payment page a tenant opens from a bill's link, with its
-// PromptPay QR (the unguessable token in the URL is its only credential),
-// and its receipt; the signed-in areas: the developer portal, where
-// developers manage applications, API keys and linked accounts, and the
-// landlord's app, with the consent pages of connect links; and the landing
+// PromptPay QR and the form that sends the transfer slip (the unguessable
+// token in the URL is its only credential), and its receipt; the
+// signed-in areas: the developer portal, where developers manage
+// applications, API keys and linked accounts, and the landlord's app, with the consent pages of connect links; and the landing
 // page and the documentation (/docs), rendered from the API's OpenAPI
 // document and its catalogue of error codes, which are all web takes from
 // package api. The pages have their own mux and browser protections (a
@@ -65,6 +65,10 @@ type Config struct {
 	// Seller is printed on the developers' invoices as who they are from;
 	// the name defaults to "rentapi".
 	Seller Seller
+	// SlipsLive tells that a slip-verification provider is configured, as
+	// the API's does: without one the payment page of a live bill refuses
+	// slips (slips_not_available), as the API does.
+	SlipsLive bool
 }
 
 // API is the JSON API the pages are served beside, which says which paths
@@ -89,7 +93,7 @@ func New(cfg Config, next API) http.Handler {
 	s := &site{db: cfg.DB, log: log, now: cfg.Now, throttle: identity.Throttle{Buckets: cfg.Buckets},
 		secure: strings.HasPrefix(cfg.PublicURL, "https://"), publicURL: strings.TrimRight(cfg.PublicURL, "/"), tpl: parseTemplates(),
 		pay:    template.Must(template.New("page").Funcs(funcs).Parse(pageHTML)),
-		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing()), proxies: cfg.TrustedProxies, seller: cfg.Seller}
+		secret: cfg.Secret, guard: cfg.Guard, hashes: make(chan struct{}, maxHashing()), proxies: cfg.TrustedProxies, seller: cfg.Seller, slipsLive: cfg.SlipsLive}
 	if s.seller.Name == "" {
 		s.seller.Name = "rentapi"
 	}
