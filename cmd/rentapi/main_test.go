@@ -75,7 +75,8 @@ type server struct {
 	metrics string
 	// try is the curl line printed beside the key, for a person to paste.
 	try    string
-	stderr *bytes.Buffer
+	// stderr is what the server wrote on stderr, read while it runs.
+	stderr *syncBuffer
 }
 
 var (
@@ -90,7 +91,7 @@ func startServer(t *testing.T, bin string, env []string, args ...string) *server
 	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stdout, _ := cmd.StdoutPipe()
-	s := &server{cmd: cmd, stderr: &bytes.Buffer{}}
+	s := &server{cmd: cmd, stderr: &syncBuffer{}}
 	cmd.Stderr = s.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
