@@ -74,7 +74,7 @@ type server struct {
 	// metrics is the metrics listener's URL, when it was asked for.
 	metrics string
 	// try is the curl line printed beside the key, for a person to paste.
-	try    string
+	try string
 	// stderr is what the server wrote on stderr, read while it runs.
 	stderr *syncBuffer
 }
