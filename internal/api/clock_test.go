@@ -295,3 +295,49 @@ func TestClockTwoProcesses(t *testing.T) {
 		t.Fatalf("four advances of 20 to 23 days moved the clock %v", d)
 	}
 }
+
+// A sandbox slip whose provider never answers (test_provider_unavailable)
+// ends rejected with provider_unavailable once an advance passes its whole
+// retry schedule, before the advance answers, with its slip.rejected
+// event; a slip filed after the advance stays pending.
+func TestClockEndsFailingSlips(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		f := h.fixture(rental.PlanEnterprise)
+		key := h.testKey(f)
+		bills := list(t, h, key, "/v1/bills?status=issued")
+		if len(bills) == 0 {
+			t.Fatal("the sandbox has no issued bill")
+		}
+		bill := bills[0]["id"].(string)
+		res := fileSlip(h, key, bill, map[string]any{"qr_payload": "test_provider_unavailable"})
+		want(t, res, http.StatusAccepted)
+		failing := res.data()["id"].(string)
+		advanced := advance(t, h, key, 1)
+		res = h.do(req{key: key, method: "GET", path: "/v1/slips/" + failing})
+		want(t, res, http.StatusOK)
+		if s := res.data(); s["status"] != "rejected" || s["rejection_reason"] != "provider_unavailable" {
+			t.Fatalf("after the advance the slip is %v, want rejected provider_unavailable", s)
+		}
+		var rejected []map[string]any
+		for _, ev := range list(t, h, key, "/v1/events?type=slip.rejected") {
+			if ev["data"].(map[string]any)["object"].(map[string]any)["id"] == failing {
+				rejected = append(rejected, ev)
+			}
+		}
+		if len(rejected) != 1 {
+			t.Fatalf("%d slip.rejected events for the slip, want 1", len(rejected))
+		}
+		if at := parseTime(t, rejected[0]["created_at"]); at.Before(advanced.Add(-time.Minute)) {
+			t.Errorf("slip.rejected at %v, before the sandbox's time %v", at, advanced)
+		}
+		res = fileSlip(h, key, bill, map[string]any{"qr_payload": "test_provider_unavailable"})
+		want(t, res, http.StatusAccepted)
+		fresh := res.data()["id"].(string)
+		res = h.do(req{key: key, method: "GET", path: "/v1/slips/" + fresh})
+		if s := res.data(); s["status"] != "pending" {
+			t.Fatalf("a slip filed after the advance is %v, want pending until its schedule runs out", s)
+		}
+	})
+}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"rentapi/internal/rental"
@@ -43,6 +44,7 @@ func Steps() []Step {
 			})
 		}},
 		{Name: "notification sends", Run: catchUpSends},
+		{Name: "slip verifications", Run: catchUpSlips},
 	}
 }
 
@@ -77,6 +79,27 @@ func catchUpSends(ctx context.Context, db *store.DB, acct *rental.Account, _, to
 			if again == "" {
 				break
 			}
+		}
+	}
+	return nil
+}
+
+// catchUpSlips settles the account's slips whose verification schedule
+// has run out by to (rental.VerifyGivesUpAt): each is judged as the job's
+// last attempt judges it, by the sandbox's simulated provider, so a
+// test_provider_unavailable slip ends rejected with provider_unavailable.
+// Slips whose schedule runs on past to are left to their job. Only a
+// sandbox's clock is advanced, so the provider is never called.
+func catchUpSlips(ctx context.Context, db *store.DB, acct *rental.Account, _, to time.Time) error {
+	schedule := rental.VerifyGivesUpAt(to).Sub(to)
+	ids, err := db.Read().PendingSlips(ctx, acct.LandlordID, to.Add(-schedule))
+	if err != nil {
+		return err
+	}
+	w := &slipWorker{db: db, log: slog.New(slog.DiscardHandler)}
+	for _, id := range ids {
+		if err := w.attempt(ctx, id, true); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -42,7 +42,16 @@ func (w *slipWorker) NextRetry(job *river.Job[store.SlipArgs]) time.Time {
 }
 
 func (w *slipWorker) Work(ctx context.Context, job *river.Job[store.SlipArgs]) error {
-	sw, err := w.db.Read().SlipWork(ctx, job.Args.SlipID)
+	final := job.Attempt >= rental.MaxVerifyAttempts || job.Attempt >= job.MaxAttempts
+	return w.attempt(ctx, job.Args.SlipID, final, "attempt", job.Attempt)
+}
+
+// attempt makes one verification attempt of the slip, which is the last
+// when final: a provider that fails then rejects it with
+// provider_unavailable; before, the attempt returns an error to be retried.
+// A slip no longer pending is left as it is. logAttrs go with its log lines.
+func (w *slipWorker) attempt(ctx context.Context, id string, final bool, logAttrs ...any) error {
+	sw, err := w.db.Read().SlipWork(ctx, id)
 	if rental.IsNotFound(err) {
 		return nil
 	}
@@ -53,12 +62,11 @@ func (w *slipWorker) Work(ctx context.Context, job *river.Job[store.SlipArgs]) e
 		return nil
 	}
 	v, why := w.verify(ctx, sw)
-	final := job.Attempt >= rental.MaxVerifyAttempts || job.Attempt >= job.MaxAttempts
 	if why != "" && !final {
 		// The slip's ID and the provider's reason only: never its image
 		// or QR text.
-		w.log.WarnContext(ctx, "slip verification failed", "slip_id", sw.ID, "attempt", job.Attempt, "reason", why)
-		return fmt.Errorf("slip %s attempt %d: %s", sw.ID, job.Attempt, why)
+		w.log.WarnContext(ctx, "slip verification failed", append([]any{"slip_id", sw.ID, "reason", why}, logAttrs...)...)
+		return fmt.Errorf("slip %s: %s", sw.ID, why)
 	}
 	if why != "" {
 		v = store.SlipVerdict{Reason: rental.RejectUnavailable}
@@ -70,7 +78,7 @@ func (w *slipWorker) Work(ctx context.Context, job *river.Job[store.SlipArgs]) e
 	if err != nil {
 		return err
 	}
-	w.log.InfoContext(ctx, "slip settled", "slip_id", s.ID, "status", s.Status, "attempt", job.Attempt)
+	w.log.InfoContext(ctx, "slip settled", append([]any{"slip_id", s.ID, "status", s.Status}, logAttrs...)...)
 	return nil
 }
 

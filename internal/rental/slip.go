@@ -471,3 +471,14 @@ func SlipResultText(s *Slip, owed int64) string {
 	return "ได้รับเงินโอน " + Baht(amount) + " บาทแล้ว ยังคงค้างชำระ " + Baht(owed) + " บาท\n\n" +
 		"Transfer of " + Baht(amount) + " baht received; " + Baht(owed) + " baht is still due."
 }
+
+// VerifyGivesUpAt is when a slip filed at filed has had every attempt its
+// retry schedule allows: a slip still pending then is rejected with
+// provider_unavailable. An advanced sandbox clock passing it catches up on
+// the whole schedule at once.
+func VerifyGivesUpAt(filed time.Time) time.Time {
+	for _, wait := range VerifyRetries {
+		filed = filed.Add(wait)
+	}
+	return filed
+}

@@ -374,3 +374,10 @@ func TestSlipResultText(t *testing.T) {
 		}
 	}
 }
+
+func TestVerifyGivesUpAt(t *testing.T) {
+	filed := time.Date(2026, 11, 25, 9, 0, 0, 0, time.UTC)
+	if got, want := VerifyGivesUpAt(filed), filed.Add(36*time.Minute+10*time.Second); !got.Equal(want) {
+		t.Errorf("VerifyGivesUpAt = %v, want %v (10 s + 1 min + 5 min + 30 min)", got, want)
+	}
+}

@@ -126,3 +126,24 @@ func (q *Queries) QueuedSends(ctx context.Context, landlordID string) ([]QueuedS
 	}
 	return out, rows.Err()
 }
+
+// PendingSlips lists the landlord's slips still pending that were filed at
+// or before filedBy, oldest first: those whose verification schedule has
+// run out by a sandbox clock's advance.
+func (q *Queries) PendingSlips(ctx context.Context, landlordID string, filedBy time.Time) ([]string, error) {
+	rows, err := q.c.QueryContext(ctx, `SELECT id FROM slips WHERE landlord_id = $1 AND status = $2 AND created_at <= $3
+		ORDER BY created_at, id`, landlordID, rental.SlipPending, ms(filedBy))
+	if err != nil {
+		return nil, fmt.Errorf("store: pending slips: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("store: pending slips: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
