@@ -37,6 +37,13 @@ func BodyUnreadable() *Error {
 	return &Error{Kind: KindInvalid, Code: "invalid_json", Message: "The request body could not be read."}
 }
 
+// ItemNotObject is 400 invalid_json for one item of a batch (the batch's
+// result names it by its index): the item is not a JSON object, as a body
+// of the single request must be.
+func ItemNotObject(list string) *Error {
+	return &Error{Kind: KindInvalid, Code: "invalid_json", Message: fmt.Sprintf("Each item of %s must be a JSON object.", list)}
+}
+
 // BodyNotUTF8 is 400 invalid_json: the body is not UTF-8 text.
 func BodyNotUTF8() *Error {
 	return &Error{Kind: KindInvalid, Code: "invalid_json", Message: "The request body is not valid UTF-8."}

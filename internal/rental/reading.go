@@ -1,7 +1,9 @@
 package rental
 
 import (
+	"encoding/json"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -96,6 +98,7 @@ type Reading struct {
 	Currency    string      `json:"currency"`
 	Electricity ReadingPart `json:"electricity"`
 	Water       WaterPart   `json:"water"`
+	Flags       UsageFlags  `json:"flags"`
 	BillID      *string     `json:"bill_id"`
 	CreatedAt   Time        `json:"created_at"`
 	UpdatedAt   Time        `json:"updated_at"`
@@ -185,16 +188,19 @@ func ReadingExists(room, month, id string) *Error {
 	return Exists(id, "A reading for room %s in %s exists already.", room, month)
 }
 
-// ReadingSource is what a month's reading is made from: the room, its
-// property (whose current rates and water billing the reading keeps: later
-// changes do not touch it), the room's latest reading up to the month (nil
-// when there is none) and the meter values sent.
+// ReadingSource is what a month's reading is made from: the room (whose
+// status says whether a tenant lives there), its property (whose current
+// rates and water billing the reading keeps: later changes do not touch
+// it), the room's readings and the meter values sent.
 type ReadingSource struct {
 	Room     Room
 	Property Property
-	// Latest is the room's latest reading of the month or before; only its
-	// ID, month and current values are read.
-	Latest      *Reading
+	// Readings are the room's readings; those that count are the month's
+	// own (it exists already), the latest before it (where the meters
+	// start from) and those of the months its flags look back on (see
+	// FlagsFrom). Others may be there too; only their IDs, months and
+	// meter parts are read.
+	Readings    []Reading
 	Month       string
 	Electricity PartInput
 	Water       PartInput
@@ -203,14 +209,22 @@ type ReadingSource struct {
 // NewReading records a room's meters for a month at now. A meter's
 // previous value, unless sent, is its current value in the latest reading
 // before the month, or 0 for a room never read. A month that has its
-// reading is 409 resource_exists naming it.
+// reading is 409 resource_exists naming it. Its flags judge its usage
+// against the room's readings before it (see Flag).
 func NewReading(src ReadingSource, now time.Time) (Reading, error) {
 	var ePrev, wPrev Quantity
-	if l := src.Latest; l != nil {
+	var latest *Reading
+	for i := range src.Readings {
+		l := &src.Readings[i]
 		if l.Month == src.Month {
 			return Reading{}, ReadingExists(src.Room.Number, src.Month, l.ID)
 		}
-		ePrev, wPrev = l.Electricity.Current, l.Water.Current
+		if l.Month < src.Month && (latest == nil || l.Month > latest.Month) {
+			latest = l
+		}
+	}
+	if latest != nil {
+		ePrev, wPrev = latest.Electricity.Current, latest.Water.Current
 	}
 	at := Time{Time: now}
 	r := Reading{ID: NewID(PrefixReading), Object: "meter_reading", RoomID: src.Room.ID, PropertyID: src.Room.PropertyID,
@@ -223,7 +237,96 @@ func NewReading(src ReadingSource, now time.Time) (Reading, error) {
 		return Reading{}, err
 	}
 	r.Water.Billing, r.Water.FlatAmount = src.Property.WaterBilling, src.Property.WaterFlatAmount
+	r.Flags = Flag(r, src.Readings, src.Room.Status == RoomOccupied)
 	return r, nil
+}
+
+// Usage flags: a reading's usage that a landlord may want to look at
+// before billing it (a leak, a meter misread, a tenant gone without
+// notice).
+const (
+	FlagUsageHigh = "usage_high"
+	FlagUsageZero = "usage_zero"
+)
+
+// UsageFlags are a reading's flags, in the order of the constants above.
+// None is written [] (never null), so clients can test for an empty list.
+type UsageFlags []string
+
+// MarshalJSON writes the flags, [] when there are none.
+func (f UsageFlags) MarshalJSON() ([]byte, error) {
+	if f == nil {
+		f = UsageFlags{}
+	}
+	return json.Marshal([]string(f))
+}
+
+// flagMonths is how many months before a reading's own its usage is judged
+// against, and flagBasis how many readings of those months a judgment of
+// high usage needs.
+const (
+	flagMonths = 6
+	flagBasis  = 3
+)
+
+// FlagsFrom is the first month whose reading counts for the flags of
+// month's reading (see Flag): six months before it.
+func FlagsFrom(month string) string {
+	t, _ := time.Parse("2006-01", month)
+	return t.AddDate(0, -flagMonths, 0).Format("2006-01")
+}
+
+// Flag judges a reading's usage. usage_high: electricity's or water's
+// usage is above twice the median of that meter's usage in the room's
+// readings of the six months before the reading's month, when there are
+// at least three of them (each meter against its own median; exactly
+// twice is not high). usage_zero: the room is occupied (a tenant lives
+// there) and either meter counted nothing. The water meter is judged
+// whatever the property's water billing: a flat-billed room's meter that
+// did not move is zero usage too. earlier may hold any readings of the
+// room, r's own month included: only those of the six months before count.
+func Flag(r Reading, earlier []Reading, occupied bool) UsageFlags {
+	from := FlagsFrom(r.Month)
+	var e, w []Quantity
+	for _, p := range earlier {
+		if p.Month >= from && p.Month < r.Month {
+			e, w = append(e, p.Electricity.Usage), append(w, p.Water.Usage)
+		}
+	}
+	flags := UsageFlags{}
+	if len(e) >= flagBasis && (r.Electricity.Usage > twiceMedian(e) || r.Water.Usage > twiceMedian(w)) {
+		flags = append(flags, FlagUsageHigh)
+	}
+	if occupied && (r.Electricity.Usage == 0 || r.Water.Usage == 0) {
+		flags = append(flags, FlagUsageZero)
+	}
+	return flags
+}
+
+// twiceMedian is twice the median of usages, exactly: twice the middle
+// one of an odd count, the sum of the two middle ones of an even count (a
+// median that would fall between two thousandths is never rounded).
+func twiceMedian(usages []Quantity) Quantity {
+	slices.Sort(usages)
+	n := len(usages)
+	if n%2 == 1 {
+		return 2 * usages[n/2]
+	}
+	return usages[n/2-1] + usages[n/2]
+}
+
+// MaxReadingBatch is the most readings one batch records: a whole
+// property's month in one request, well within the body's 1 MB.
+const MaxReadingBatch = 500
+
+// CheckReadingBatch refuses a batch whose readings are not an array of 1
+// to MaxReadingBatch items (400 invalid_parameter naming readings); each
+// item is then judged on its own.
+func CheckReadingBatch(array bool, items int) error {
+	if !array || items < 1 || items > MaxReadingBatch {
+		return Invalid("readings", "readings must be an array of 1 to %d reading create bodies.", MaxReadingBatch)
+	}
+	return nil
 }
 
 // Correct changes the reading's meter values at now, at the rates it

@@ -1,13 +1,14 @@
 package rental
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 )
 
 // A month's reading: the meters start from the latest reading before the
-// month (or 0), unless the previous values are sent; the property's rates
+// month (or 0; a later month's reading does not count), unless the previous values are sent; the property's rates
 // and water billing are kept with it; a month read already is 409
 // resource_exists naming its reading; the parts' own refusals name them.
 func TestNewReading(t *testing.T) {
@@ -16,12 +17,13 @@ func TestNewReading(t *testing.T) {
 	flat := int64(15_000)
 	metered := Property{ElectricityRate: 800, WaterBilling: WaterMetered, WaterRate: 1_800}
 	flatWater := Property{ElectricityRate: 700, WaterBilling: WaterFlatPerRoom, WaterRate: 0, WaterFlatAmount: &flat}
-	october := &Reading{ID: "mrd_oct", Month: "2026-10", Electricity: ReadingPart{Current: q("1200")}, Water: WaterPart{ReadingPart: ReadingPart{Current: q("340")}}}
-	november := &Reading{ID: "mrd_nov", Month: "2026-11", Electricity: ReadingPart{Current: q("1300")}}
+	october := Reading{ID: "mrd_oct", Month: "2026-10", Electricity: ReadingPart{Current: q("1200")}, Water: WaterPart{ReadingPart: ReadingPart{Current: q("340")}}}
+	november := Reading{ID: "mrd_nov", Month: "2026-11", Electricity: ReadingPart{Current: q("1300")}}
+	december := Reading{ID: "mrd_dec", Month: "2026-12", Electricity: ReadingPart{Current: q("1400")}, Water: WaterPart{ReadingPart: ReadingPart{Current: q("350")}}}
 	cases := []struct {
 		name                     string
 		prop                     Property
-		latest                   *Reading
+		readings                 []Reading
 		month                    string
 		elec, water              PartInput
 		code, param              string
@@ -29,25 +31,27 @@ func TestNewReading(t *testing.T) {
 	}{
 		{name: "first reading of a room", prop: metered, month: "2026-11", elec: part("", "120.5", false), water: part("", "7", false),
 			ePrev: "0", wPrev: "0", eUse: "120.5", wUse: "7"},
-		{name: "from the month before", prop: metered, latest: october, month: "2026-11", elec: part("", "1330", false), water: part("", "346.25", false),
+		{name: "from the month before", prop: metered, readings: []Reading{october}, month: "2026-11", elec: part("", "1330", false), water: part("", "346.25", false),
 			ePrev: "1200", wPrev: "340", eUse: "130", wUse: "6.25"},
-		{name: "from a month long before", prop: flatWater, latest: october, month: "2027-03", elec: part("", "1200", false), water: part("", "340", false),
+		{name: "from a month long before", prop: flatWater, readings: []Reading{october}, month: "2027-03", elec: part("", "1200", false), water: part("", "340", false),
 			ePrev: "1200", wPrev: "340", eUse: "0", wUse: "0"},
-		{name: "previous values sent", prop: metered, latest: october, month: "2026-11", elec: part("1250", "1330", false), water: part("300", "310", false),
+		{name: "previous values sent", prop: metered, readings: []Reading{october}, month: "2026-11", elec: part("1250", "1330", false), water: part("300", "310", false),
 			ePrev: "1250", wPrev: "300", eUse: "80", wUse: "10"},
-		{name: "a rollover", prop: metered, latest: october, month: "2026-11", elec: part("9990", "15", true), water: part("", "341", false),
+		{name: "a rollover", prop: metered, readings: []Reading{october}, month: "2026-11", elec: part("9990", "15", true), water: part("", "341", false),
 			ePrev: "9990", wPrev: "340", eUse: "25", wUse: "1"},
-		{name: "the month read already", prop: metered, latest: november, month: "2026-11", elec: part("", "1400", false), water: part("", "1", false),
+		{name: "the month read already", prop: metered, readings: []Reading{october, november}, month: "2026-11", elec: part("", "1400", false), water: part("", "1", false),
 			code: "resource_exists"},
-		{name: "below the latest", prop: metered, latest: october, month: "2026-11", elec: part("", "1100", false), water: part("", "350", false),
+		{name: "a later month is no latest", prop: metered, readings: []Reading{december, october}, month: "2026-11", elec: part("", "1330", false), water: part("", "346.25", false),
+			ePrev: "1200", wPrev: "340", eUse: "130", wUse: "6.25"},
+		{name: "below the latest", prop: metered, readings: []Reading{october}, month: "2026-11", elec: part("", "1100", false), water: part("", "350", false),
 			code: "invalid_parameter", param: "electricity.current"},
-		{name: "water below the latest", prop: metered, latest: october, month: "2026-11", elec: part("", "1300", false), water: part("", "300", false),
+		{name: "water below the latest", prop: metered, readings: []Reading{october}, month: "2026-11", elec: part("", "1300", false), water: part("", "300", false),
 			code: "invalid_parameter", param: "water.current"},
 		{name: "no electricity", prop: metered, month: "2026-11", water: part("", "3", false), code: "parameter_missing", param: "electricity.current"},
 		{name: "no water", prop: metered, month: "2026-11", elec: part("", "3", false), code: "parameter_missing", param: "water.current"},
 	}
 	for _, c := range cases {
-		src := ReadingSource{Room: room, Property: c.prop, Latest: c.latest, Month: c.month, Electricity: c.elec, Water: c.water}
+		src := ReadingSource{Room: room, Property: c.prop, Readings: c.readings, Month: c.month, Electricity: c.elec, Water: c.water}
 		r, err := NewReading(src, now)
 		if code(err) != c.code {
 			t.Errorf("%s: %v, want %q", c.name, err, c.code)
@@ -67,6 +71,9 @@ func TestNewReading(t *testing.T) {
 		e, w := r.Electricity, r.Water
 		if e.Previous != q(c.ePrev) || w.Previous != q(c.wPrev) || e.Usage != q(c.eUse) || w.Usage != q(c.wUse) {
 			t.Errorf("%s: electricity %+v water %+v", c.name, e, w.ReadingPart)
+		}
+		if r.Flags == nil || len(r.Flags) != 0 {
+			t.Errorf("%s: flags %v of a vacant room with no history", c.name, r.Flags)
 		}
 		if e.Rate != c.prop.ElectricityRate || w.Rate != c.prop.WaterRate || w.Billing != c.prop.WaterBilling || w.FlatAmount != c.prop.WaterFlatAmount {
 			t.Errorf("%s: rates %+v %+v", c.name, e, w)
@@ -133,6 +140,89 @@ func TestReadingCorrect(t *testing.T) {
 		}
 		if e.Rate != 800 || w.Rate != 1800 || w.Billing != WaterMetered || !r.UpdatedAt.Equal(later) || !r.CreatedAt.Equal(now) {
 			t.Errorf("%s: %+v", c.name, r)
+		}
+	}
+}
+
+// A reading's flags: usage_high against twice the median of each meter's
+// usage in the six months before (three readings at least; an even count's
+// median halfway between its middle two; exactly twice is not high; a
+// rollover's usage is what the meter counted), usage_zero for an occupied
+// room whose meter did not move (flat water too).
+func TestFlag(t *testing.T) {
+	t.Parallel()
+	// past is a reading of month with the electricity and water usage.
+	past := func(month, e, w string) Reading {
+		return Reading{Month: month, Electricity: ReadingPart{Usage: q(e)}, Water: WaterPart{ReadingPart: ReadingPart{Usage: q(w)}}}
+	}
+	normal := []Reading{past("2026-08", "100", "5"), past("2026-09", "120", "6"), past("2026-10", "110", "7")} // medians 110 and 6
+	cases := []struct {
+		name     string
+		e, w     string
+		earlier  []Reading
+		occupied bool
+		want     string
+	}{
+		{name: "usual usage", e: "130", w: "7", earlier: normal, occupied: true, want: ""},
+		{name: "electricity spike", e: "220.001", w: "7", earlier: normal, want: "usage_high"},
+		{name: "exactly twice is not high", e: "220", w: "12", earlier: normal, want: ""},
+		{name: "water spike", e: "100", w: "12.001", earlier: normal, want: "usage_high"},
+		{name: "fewer than three before", e: "1000", w: "100", earlier: normal[:2], want: ""},
+		{name: "months outside the six", e: "1000", w: "100",
+			earlier: []Reading{past("2026-03", "1", "1"), past("2026-04", "1", "1"), normal[0], normal[1], past("2026-11", "1", "1"), past("2026-12", "1", "1")}, want: ""},
+		{name: "the sixth month before counts", e: "221", w: "7",
+			earlier: []Reading{past("2026-05", "100", "5"), normal[1], normal[2]}, want: "usage_high"},
+		{name: "even count: halfway between the middle two", e: "230.001", w: "7",
+			earlier: append([]Reading{past("2026-06", "1000", "6")}, normal...), want: "usage_high"}, // 110 and 120: median 115
+		{name: "even count at twice", e: "230", w: "12",
+			earlier: append([]Reading{past("2026-06", "1000", "6")}, normal...), want: ""},
+		{name: "a rollover's usage", e: "25", w: "7",
+			earlier: []Reading{past("2026-08", "10", "5"), past("2026-09", "25", "6"), past("2026-10", "12", "7")}, want: "usage_high"},
+		{name: "a median of zero", e: "0.001", w: "0", earlier: []Reading{past("2026-08", "0", "0"), past("2026-09", "0", "0"), past("2026-10", "5", "0")}, want: "usage_high"},
+		{name: "occupied, no electricity", e: "0", w: "5", earlier: normal, occupied: true, want: "usage_zero"},
+		{name: "occupied, no water", e: "100", w: "0", occupied: true, want: "usage_zero"},
+		{name: "vacant, nothing used", e: "0", w: "0", earlier: normal, want: ""},
+		{name: "high and zero", e: "500", w: "0", earlier: normal, occupied: true, want: "usage_high usage_zero"},
+	}
+	for _, c := range cases {
+		r := past("2026-11", c.e, c.w)
+		if c.name == "a rollover's usage" {
+			r.Electricity = ReadingPart{Previous: q("9990"), Current: q("15"), Rollover: true}
+			r.Electricity.Usage = Usage(r.Electricity.Previous, r.Electricity.Current, true) // 25: above twice the median of 12
+		}
+		got := Flag(r, c.earlier, c.occupied)
+		if got == nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%s: %#v, want %q", c.name, got, c.want)
+		}
+	}
+	// Flat water is judged on its meter.
+	flat := Property{ElectricityRate: 700, WaterBilling: WaterFlatPerRoom, WaterFlatAmount: new(int64(15_000))}
+	room := Room{ID: "room_1", PropertyID: "prop_1", Number: "101", Status: RoomOccupied}
+	r, err := NewReading(ReadingSource{Room: room, Property: flat, Readings: []Reading{{ID: "mrd_oct", Month: "2026-10",
+		Electricity: ReadingPart{Current: q("1200")}, Water: WaterPart{ReadingPart: ReadingPart{Current: q("340")}}}},
+		Month: "2026-11", Electricity: part("", "1300", false), Water: part("", "340", false)}, now)
+	if err != nil || strings.Join(r.Flags, " ") != "usage_zero" {
+		t.Errorf("flat water that did not move: %v %v", r.Flags, err)
+	}
+	// None is [] in JSON, never null.
+	for _, f := range []UsageFlags{nil, {}} {
+		if b, _ := json.Marshal(Reading{Flags: f}); !strings.Contains(string(b), `"flags":[]`) {
+			t.Errorf("no flags written %s", b)
+		}
+	}
+}
+
+// A batch of readings is an array of 1 to 500 items.
+func TestCheckReadingBatch(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		array bool
+		n     int
+		ok    bool
+	}{{true, 1, true}, {true, 500, true}, {true, 0, false}, {true, 501, false}, {false, 1, false}} {
+		err := CheckReadingBatch(c.array, c.n)
+		if e, _ := AsError(err); (err == nil) != c.ok || err != nil && (e.Code != "invalid_parameter" || e.Param != "readings") {
+			t.Errorf("array %v of %d: %v", c.array, c.n, err)
 		}
 	}
 }
