@@ -40,7 +40,7 @@ func requestErrorf(status int, code, format string, args ...any) *requestError {
 
 // errorBody is the envelope every error is sent in.
 type errorBody struct {
-	Error errorDetail `json:"error"`
+	Error *errorDetail `json:"error"`
 }
 
 type errorDetail struct {
@@ -165,16 +165,22 @@ func (s *Server) renderError(ctx context.Context, err error) response {
 		log.WarnContext(ctx, "unavailable", "request_id", requestID(ctx), "error", err.Error())
 	}
 	info(ctx).code = e.Code
-	b, _ := json.Marshal(errorBody{Error: errorDetail{
-		Code: e.Code, Message: e.Message, RequestID: requestID(ctx), DocURL: s.publicURL + ErrorDocsPath + "#" + e.Code,
-		Param: e.Param, Scope: e.Scope, ResourceID: e.ResourceID,
-	}})
+	b, _ := json.Marshal(errorBody{Error: s.errorDetail(ctx, e)})
 	h := http.Header{}
 	h.Set("Content-Type", "application/json")
 	if e.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(e.RetryAfter))
 	}
 	return response{status: status, header: h, body: append(b, '\n')}
+}
+
+// errorDetail is the error of the envelope for e: of an error response,
+// and of each refused item of a batch.
+func (s *Server) errorDetail(ctx context.Context, e *rental.Error) *errorDetail {
+	return &errorDetail{
+		Code: e.Code, Message: e.Message, RequestID: requestID(ctx), DocURL: s.publicURL + ErrorDocsPath + "#" + e.Code,
+		Param: e.Param, Scope: e.Scope, ResourceID: e.ResourceID,
+	}
 }
 
 // writeError renders and sends an error.

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -54,26 +57,34 @@ func partInput(f fields, name string, required bool) (rental.PartInput, error) {
 	)
 }
 
-func (s *Server) createReading(c *call) (int, any, error) {
-	f, err := parseObject(c.body, "room_id", "month", "electricity", "water")
-	if err != nil {
-		return 0, nil, err
-	}
+// readingInput decodes a reading's create body: a request's, or an item
+// of a batch's, which is judged as if it were a request of its own.
+func readingInput(body []byte) (store.ReadingInput, error) {
 	var in store.ReadingInput
+	f, err := parseObject(body, "room_id", "month", "electricity", "water")
+	if err != nil {
+		return in, err
+	}
 	if in.RoomID, err = requiredID(f, "room_id", "room"); err != nil {
-		return 0, nil, err
+		return in, err
 	}
 	month, err := required(f, "month")
 	if err != nil {
-		return 0, nil, err
+		return in, err
 	}
 	if in.Month, err = rental.ParseMonth("month", month); err != nil {
-		return 0, nil, err
+		return in, err
 	}
 	if in.Electricity, err = partInput(f, "electricity", true); err != nil {
-		return 0, nil, err
+		return in, err
 	}
-	if in.Water, err = partInput(f, "water", true); err != nil {
+	in.Water, err = partInput(f, "water", true)
+	return in, err
+}
+
+func (s *Server) createReading(c *call) (int, any, error) {
+	in, err := readingInput(c.body)
+	if err != nil {
 		return 0, nil, err
 	}
 	r, err := c.tx.CreateReading(c.ctx, c.acct(), in)
@@ -81,6 +92,71 @@ func (s *Server) createReading(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusCreated, data{r}, nil
+}
+
+// batchResult is one item's outcome in a batch's answer: the status, and
+// the reading or the error, that the item alone would have had.
+type batchResult struct {
+	Index   int             `json:"index"`
+	Status  int             `json:"status"`
+	Reading *rental.Reading `json:"reading"`
+	Error   *errorDetail    `json:"error"`
+}
+
+// refused sets the result of an item refused with err, a rental.Error.
+func (s *Server) refused(c *call, res *batchResult, err error) {
+	res.Status = request.StatusOf(err)
+	if e, ok := rental.AsError(err); ok {
+		res.Error = s.errorDetail(c.ctx, e)
+	}
+}
+
+// createReadings records a batch of readings, each item decoded and
+// judged as if posted alone; the batch is refused as a whole only for its
+// own shape.
+func (s *Server) createReadings(c *call) (int, any, error) {
+	f, err := parseObject(c.body, "readings")
+	if err != nil {
+		return 0, nil, err
+	}
+	raw, set, null := f.raw("readings")
+	if !set || null {
+		return 0, nil, rental.Missing("readings")
+	}
+	var items []json.RawMessage
+	array := json.Unmarshal(raw, &items) == nil
+	if err := rental.CheckReadingBatch(array, len(items)); err != nil {
+		return 0, nil, err
+	}
+	out := make([]batchResult, len(items))
+	var inputs []store.ReadingInput
+	var at []int // the index of each of inputs
+	for i, item := range items {
+		out[i].Index = i
+		if !bytes.HasPrefix(bytes.TrimSpace(item), []byte("{")) {
+			s.refused(c, &out[i], rental.ItemNotObject("readings"))
+			continue
+		}
+		in, err := readingInput(item)
+		if err != nil {
+			s.refused(c, &out[i], err)
+			continue
+		}
+		inputs, at = append(inputs, in), append(at, i)
+	}
+	results, err := c.tx.CreateReadings(c.ctx, c.acct(), inputs)
+	if err != nil {
+		return 0, nil, err
+	}
+	for k, r := range results {
+		res := &out[at[k]]
+		if r.Err != nil {
+			s.refused(c, res, r.Err)
+			continue
+		}
+		res.Status, res.Reading = http.StatusCreated, r.Reading
+	}
+	return http.StatusOK, data{out}, nil
 }
 
 func (s *Server) correctReading(c *call) (int, any, error) {
@@ -135,7 +211,15 @@ func (s *Server) listReadings(c *call) (int, any, error) {
 	if f.MonthFilter, err = monthFilter(c); err != nil {
 		return 0, nil, err
 	}
-	p, err := s.newPager(c, "property_id", "room_id", "month", "from_month", "to_month")
+	flagged, err := queryEnum(q, "flagged", "true", "false")
+	if err != nil {
+		return 0, nil, err
+	}
+	if flagged != "" {
+		b := flagged == "true"
+		f.Flagged = &b
+	}
+	p, err := s.newPager(c, "property_id", "room_id", "month", "from_month", "to_month", "flagged")
 	if err != nil {
 		return 0, nil, err
 	}

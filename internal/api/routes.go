@@ -41,8 +41,9 @@ func (s *Server) routes() {
 	s.handle("GET /v1/meters", s.endpoint(rental.ScopeMetersRead, listQuery("property_id", "room_id", "kind"), s.listMeters))
 	s.handle("GET /v1/meters/{meter_id}", s.endpoint(rental.ScopeMetersRead, nil, s.getMeter))
 	s.handle("POST /v1/meter-readings", s.endpoint(rental.ScopeMetersWrite, nil, s.createReading))
+	s.handle("POST /v1/meter-readings/batch", s.endpoint(rental.ScopeMetersWrite, nil, s.createReadings))
 	s.handle("GET /v1/meter-readings", s.endpoint(rental.ScopeMetersRead,
-		listQuery("property_id", "room_id", "month", "from_month", "to_month"), s.listReadings))
+		listQuery("property_id", "room_id", "month", "from_month", "to_month", "flagged"), s.listReadings))
 	s.handle("GET /v1/meter-readings/{reading_id}", s.endpoint(rental.ScopeMetersRead, nil, s.getReading))
 	s.handle("PATCH /v1/meter-readings/{reading_id}", s.endpoint(rental.ScopeMetersWrite, nil, s.correctReading))
 

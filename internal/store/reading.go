@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -54,18 +55,25 @@ func (q *Queries) ListMeters(ctx context.Context, acct *rental.Account, f MeterF
 }
 
 const readingColumns = `id, room_id, property_id, month, e_previous, e_current, e_rollover, e_rate,
-	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount,
+	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, flags,
 	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id) AS bill_id, created_at, updated_at`
 
 func scanReading(sc *scanner, r *rental.Reading) error {
 	*r = rental.Reading{Object: "meter_reading", Currency: rental.Currency}
 	var flat nullInteger
 	var bill sql.NullString
+	var flags string
 	var created, updated integer
 	e, w := &r.Electricity, &r.Water
 	err := sc.Scan(&r.ID, &r.RoomID, &r.PropertyID, &r.Month, (*integer)(&e.Previous), (*integer)(&e.Current), &e.Rollover, (*integer)(&e.Rate),
-		(*integer)(&w.Previous), (*integer)(&w.Current), &w.Rollover, (*integer)(&w.Rate), &w.Billing, &flat, &bill, &created, &updated)
+		(*integer)(&w.Previous), (*integer)(&w.Current), &w.Rollover, (*integer)(&w.Rate), &w.Billing, &flat, &flags, &bill, &created, &updated)
+	if err != nil {
+		return err
+	}
 	e.Usage, w.Usage = rental.Usage(e.Previous, e.Current, e.Rollover), rental.Usage(w.Previous, w.Current, w.Rollover)
+	if err := json.Unmarshal([]byte(flags), &r.Flags); err != nil {
+		return fmt.Errorf("store: reading flags: %w", err)
+	}
 	if flat.Valid {
 		w.FlatAmount = &flat.Int64
 	}
@@ -73,7 +81,7 @@ func scanReading(sc *scanner, r *rental.Reading) error {
 		r.BillID = &bill.String
 	}
 	r.CreatedAt, r.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
-	return err
+	return nil
 }
 
 // GetReading returns a reading of the account's landlord.
@@ -104,16 +112,21 @@ func (w *where) months(f MonthFilter) *where {
 	return w.and("month = ?", f.Month).and("month >= ?", f.From).and("month <= ?", f.To)
 }
 
-// ReadingFilter narrows a reading list.
+// ReadingFilter narrows a reading list; Flagged, when set, keeps the
+// readings with flags (true) or those without (false).
 type ReadingFilter struct {
 	PropertyID, RoomID string
 	MonthFilter
+	Flagged *bool
 }
 
 // ListReadings returns a page of the account's readings.
 func (q *Queries) ListReadings(ctx context.Context, acct *rental.Account, f ReadingFilter, p Page) ([]rental.Reading, bool, error) {
 	w := scoped(`SELECT `+readingColumns+` FROM meter_readings WHERE landlord_id = $1`, acct.LandlordID).
 		and("property_id = ?", f.PropertyID).and("room_id = ?", f.RoomID).months(f.MonthFilter)
+	if f.Flagged != nil {
+		w.and("(flags <> '[]') = ?", *f.Flagged)
+	}
 	return list(ctx, q, w.sql, w.args, p, scanReading)
 }
 
@@ -125,63 +138,174 @@ type ReadingInput struct {
 	Water       rental.PartInput
 }
 
-// CreateReading records a room's meters for a month (see
-// rental.NewReading), from the room, its property's rates and the room's
-// latest reading up to the month, read together.
+// ReadingResult is one item of a batch of readings: the reading recorded,
+// or the refusal the item met (a *rental.Error), as the item alone would
+// have met it.
+type ReadingResult struct {
+	Reading *rental.Reading
+	Err     error
+}
+
+// CreateReading records a room's meters for a month: CreateReadings with
+// the one item, whose refusal is the error.
 func (tx *Tx) CreateReading(ctx context.Context, acct *rental.Account, in ReadingInput) (*rental.Reading, error) {
-	// One look at the room, its property's rates (a reading needs no more
-	// of either) and the room's latest reading up to the month: the
-	// month's own (it exists already) or the one before (where the meters
-	// start from).
-	var room rental.Room
-	var prop rental.Property
-	var flat sql.NullInt64
-	var latestID, latestMonth sql.NullString
-	var ePrev, wPrev sql.NullInt64
+	out, err := tx.CreateReadings(ctx, acct, []ReadingInput{in})
+	if err != nil {
+		return nil, err
+	}
+	return out[0].Reading, out[0].Err
+}
+
+// CreateReadings records readings, each as if posted alone in the order
+// given (see rental.NewReading): an item for a room not of the account is
+// 404, one for a month the room has read, or an earlier item recorded, 409
+// resource_exists naming that reading, and an item's meters start from an
+// earlier item of its room when that is the latest reading before its
+// month. A refused item is its own result and stops none of the others;
+// an error of the store's is the batch's.
+//
+// The rooms, their properties' rates and their readings are read in one
+// round trip, set-based whatever the count, under the landlord's claim,
+// which leaves no other writer a reading to make meanwhile: whether a
+// month is read is decided from them, never from a unique violation
+// (which on PostgreSQL would abort the whole transaction). The readings
+// are inserted many rows a statement, sent with COMMIT on PostgreSQL, and
+// meter.reading.created is recorded for each.
+func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []ReadingInput) ([]ReadingResult, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return nil, err
+	}
 	tx.readEndpointsAhead(acct)
-	err := tx.c.QueryRowContext(ctx, `SELECT r.id, r.number, r.property_id, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount,
-			m.id, m.month, m.e_current, m.w_current
-		FROM rooms r JOIN properties p ON p.id = r.property_id
-		LEFT JOIN meter_readings m ON m.id = (SELECT id FROM meter_readings WHERE landlord_id = $1 AND room_id = r.id AND month <= $3 ORDER BY month DESC LIMIT 1)
-		WHERE r.landlord_id = $1 AND r.id = $2`, acct.LandlordID, in.RoomID, in.Month).
-		Scan(&room.ID, &room.Number, &room.PropertyID, &prop.ElectricityRate, &prop.WaterBilling, &prop.WaterRate, &flat,
-			&latestID, &latestMonth, &ePrev, &wPrev)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rental.NotFound("room", in.RoomID)
+	ids := make([]string, len(in))
+	from, to := "", ""
+	for i, item := range in {
+		ids[i] = item.RoomID
+		if f := rental.FlagsFrom(item.Month); from == "" || f < from {
+			from = f
+		}
+		to = max(to, item.Month)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("store: room of reading: %w", err)
-	}
-	if flat.Valid {
-		prop.WaterFlatAmount = &flat.Int64
-	}
-	src := rental.ReadingSource{Room: room, Property: prop, Month: in.Month, Electricity: in.Electricity, Water: in.Water}
-	if latestID.Valid {
-		src.Latest = &rental.Reading{ID: latestID.String, Month: latestMonth.String,
-			Electricity: rental.ReadingPart{Current: rental.Quantity(ePrev.Int64)},
-			Water:       rental.WaterPart{ReadingPart: rental.ReadingPart{Current: rental.Quantity(wPrev.Int64)}}}
-	}
-	r, err := rental.NewReading(src, tx.Now)
+	rooms, err := tx.readingRooms(ctx, acct, ids, from, to)
 	if err != nil {
 		return nil, err
 	}
-	e, w := r.Electricity, r.Water
-	// Sent with COMMIT, the event's endpoints having been read with the
-	// room: the landlord's lock, held since the month was looked at above,
-	// leaves no other reading of the month to meet but one a writer
-	// ignoring the lock made (then the answer is that reading's 409, and
-	// kept by no Idempotency-Key).
-	err = tx.Later(ctx, database.Stmt{SQL: `INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month,
-			e_previous, e_current, e_rollover, e_rate, w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $16)`,
-		Args: []any{r.ID, acct.LandlordID, r.PropertyID, r.RoomID, r.Month, e.Previous, e.Current, e.Rollover, e.Rate,
-			w.Previous, w.Current, w.Rollover, w.Rate, w.Billing, w.FlatAmount, ms(tx.Now)},
-		What:  "store: create reading",
-		Taken: rental.ReadingExists(room.Number, in.Month, "")})
-	if err != nil {
+	out := make([]ReadingResult, len(in))
+	var rows [][]any
+	var taken error
+	for i, item := range in {
+		room := rooms[item.RoomID]
+		if room == nil {
+			out[i].Err = rental.NotFound("room", item.RoomID)
+			continue
+		}
+		r, err := rental.NewReading(rental.ReadingSource{Room: room.room, Property: room.prop, Readings: room.readings,
+			Month: item.Month, Electricity: item.Electricity, Water: item.Water}, tx.Now)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		room.readings = append(room.readings, r) // the room's later items see it, as posts after this one would
+		e, w := r.Electricity, r.Water
+		rows = append(rows, []any{r.ID, acct.LandlordID, r.PropertyID, r.RoomID, r.Month, e.Previous, e.Current, e.Rollover, e.Rate,
+			w.Previous, w.Current, w.Rollover, w.Rate, w.Billing, w.FlatAmount, flagsColumn(r.Flags), ms(tx.Now), ms(tx.Now)})
+		taken = rental.ReadingExists(room.room.Number, r.Month, "")
+		out[i].Reading = &r
+		if err := tx.RecordEvent(ctx, acct, "meter.reading.created", r); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range insertRows(`INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month, e_previous, e_current, e_rollover, e_rate,
+			w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, flags, created_at, updated_at) VALUES `, "store: create readings", rows) {
+		// Only a writer ignoring the landlord's lock could have made one
+		// of these months meanwhile: the one reading of a single post is
+		// then that reading's 409 (and kept by no Idempotency-Key); a
+		// batch's, the service's failure.
+		if len(rows) == 1 {
+			s.Taken = taken
+		}
+		if err := tx.Later(ctx, s); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// flagsColumn is the flags column of a reading: its flags as the API
+// shows them.
+func flagsColumn(f rental.UsageFlags) string {
+	b, _ := json.Marshal(f) // a list of strings always encodes
+	return string(b)
+}
+
+// readingRoom is a room as its readings are judged (see CreateReadings):
+// with its property's rates and its readings.
+type readingRoom struct {
+	room     rental.Room
+	prop     rental.Property
+	readings []rental.Reading
+}
+
+// readingRooms reads the account's rooms among ids, with their
+// properties' rates, and the rooms' readings of the months from to to,
+// with the latest before from: in one round trip on PostgreSQL, whatever
+// the count of rooms. A room not of the account is not in the map.
+func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []string, from, to string) (map[string]*readingRoom, error) {
+	rooms := make(map[string]*readingRoom, len(ids))
+	seen := make(map[string]bool, len(ids))
+	distinct := make([]any, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			distinct = append(distinct, id)
+		}
+	}
+	list, args := inList(2, distinct)
+	readRooms := database.Stmt{SQL: `SELECT r.id, r.number, r.property_id, r.status, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount
+		FROM rooms r JOIN properties p ON p.id = r.property_id WHERE r.landlord_id = $1 AND r.id IN (` + list + `)`,
+		Args: append([]any{acct.LandlordID}, args...), What: "store: rooms of readings", Rows: func(rows database.Rows) error {
+			for rows.Next() {
+				rr := &readingRoom{}
+				var flat nullInteger
+				err := rows.Scan(&rr.room.ID, &rr.room.Number, &rr.room.PropertyID, &rr.room.Status,
+					(*integer)(&rr.prop.ElectricityRate), &rr.prop.WaterBilling, (*integer)(&rr.prop.WaterRate), &flat)
+				if err != nil {
+					return err
+				}
+				if flat.Valid {
+					rr.prop.WaterFlatAmount = &flat.Int64
+				}
+				rooms[rr.room.ID] = rr
+			}
+			return rows.Err()
+		}}
+	list, args = inList(4, distinct)
+	readReadings := database.Stmt{SQL: `SELECT m.room_id, m.id, m.month, m.e_previous, m.e_current, m.e_rollover, m.w_previous, m.w_current, m.w_rollover
+		FROM meter_readings m WHERE m.landlord_id = $1 AND m.month <= $3 AND m.room_id IN (` + list + `)
+			AND (m.month >= $2 OR m.month = (SELECT MAX(x.month) FROM meter_readings x WHERE x.room_id = m.room_id AND x.month < $2))`,
+		Args: append([]any{acct.LandlordID, from, to}, args...), What: "store: readings of rooms", Rows: func(rows database.Rows) error {
+			for rows.Next() {
+				var roomID string
+				var r rental.Reading
+				e, w := &r.Electricity, &r.Water
+				err := rows.Scan(&roomID, &r.ID, &r.Month, (*integer)(&e.Previous), (*integer)(&e.Current), &e.Rollover,
+					(*integer)(&w.Previous), (*integer)(&w.Current), &w.Rollover)
+				if err != nil {
+					return err
+				}
+				e.Usage, w.Usage = rental.Usage(e.Previous, e.Current, e.Rollover), rental.Usage(w.Previous, w.Current, w.Rollover)
+				if rr := rooms[roomID]; rr != nil {
+					rr.readings = append(rr.readings, r)
+				}
+			}
+			return rows.Err()
+		}}
+	if err := tx.ExecAll(ctx, []database.Stmt{readRooms, readReadings}); err != nil {
 		return nil, err
 	}
-	return &r, tx.RecordEvent(ctx, acct, "meter.reading.created", r)
+	return rooms, nil
 }
 
 // CorrectReading changes a month's meter values. The month's bill, unless
@@ -211,10 +335,19 @@ func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id strin
 	if err := r.Correct(electricity, water, tx.Now); err != nil {
 		return nil, err
 	}
+	// Flagged anew, as when recorded: against the room's readings before
+	// the month, and whether a tenant lives there now.
+	rooms, err := tx.readingRooms(ctx, acct, []string{r.RoomID}, rental.FlagsFrom(r.Month), r.Month)
+	if err != nil {
+		return nil, err
+	}
+	if room := rooms[r.RoomID]; room != nil {
+		r.Flags = rental.Flag(*r, room.readings, room.room.Status == rental.RoomOccupied)
+	}
 	e, w := r.Electricity, r.Water
 	_, err = tx.c.ExecContext(ctx, `UPDATE meter_readings SET e_previous = $3, e_current = $4, e_rollover = $5,
-			w_previous = $6, w_current = $7, w_rollover = $8, updated_at = $9
-		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id, e.Previous, e.Current, e.Rollover, w.Previous, w.Current, w.Rollover, ms(tx.Now))
+			w_previous = $6, w_current = $7, w_rollover = $8, flags = $9, updated_at = $10
+		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id, e.Previous, e.Current, e.Rollover, w.Previous, w.Current, w.Rollover, flagsColumn(r.Flags), ms(tx.Now))
 	if err != nil {
 		return nil, fmt.Errorf("store: correct reading: %w", err)
 	}
