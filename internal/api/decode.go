@@ -242,6 +242,16 @@ func queryEnum(q url.Values, name string, values ...string) (string, error) {
 	return v, nil
 }
 
+// queryBool reads a true|false filter: nil when not given.
+func queryBool(q url.Values, name string) (*bool, error) {
+	v, err := queryEnum(q, name, "true", "false")
+	if err != nil || v == "" {
+		return nil, err
+	}
+	b := v == "true"
+	return &b, nil
+}
+
 func queryMonth(q url.Values, name string) (string, error) {
 	if !q.Has(name) {
 		return "", nil

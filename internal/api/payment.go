@@ -33,13 +33,8 @@ func (s *Server) listPaymentLinks(c *call) (int, any, error) {
 	if f.BillID, err = queryID(q, "bill_id"); err != nil {
 		return 0, nil, err
 	}
-	active, err := queryEnum(q, "active", "true", "false")
-	if err != nil {
+	if f.Active, err = queryBool(q, "active"); err != nil {
 		return 0, nil, err
-	}
-	if active != "" {
-		b := active == "true"
-		f.Active = &b
 	}
 	p, err := s.newPager(c, "bill_id", "active")
 	if err != nil {

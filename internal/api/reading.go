@@ -211,13 +211,8 @@ func (s *Server) listReadings(c *call) (int, any, error) {
 	if f.MonthFilter, err = monthFilter(c); err != nil {
 		return 0, nil, err
 	}
-	flagged, err := queryEnum(q, "flagged", "true", "false")
-	if err != nil {
+	if f.Flagged, err = queryBool(q, "flagged"); err != nil {
 		return 0, nil, err
-	}
-	if flagged != "" {
-		b := flagged == "true"
-		f.Flagged = &b
 	}
 	p, err := s.newPager(c, "property_id", "room_id", "month", "from_month", "to_month", "flagged")
 	if err != nil {
