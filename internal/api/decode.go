@@ -41,6 +41,17 @@ func parseObject(body []byte, allowed ...string) (fields, error) {
 	return f, f.only(allowed)
 }
 
+// parseItem decodes an item of an array in a body that parseObject read
+// (and found no key given twice in), which must be a JSON object, like a
+// body of its own; list names the array.
+func parseItem(item json.RawMessage, list string, allowed ...string) (fields, error) {
+	f := fields{m: map[string]json.RawMessage{}}
+	if json.Unmarshal(item, &f.m) != nil || f.m == nil {
+		return f, rental.ItemNotObject(list)
+	}
+	return f, f.only(allowed)
+}
+
 // duplicateKey finds a key given twice in one object, at any depth, in a
 // body that already decoded: JSON decoders disagree on which of two values
 // wins, so a body that says two things is refused rather than guessed at.

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -57,14 +56,14 @@ func partInput(f fields, name string, required bool) (rental.PartInput, error) {
 	)
 }
 
+// readingFields are the fields of a reading's create body.
+var readingFields = []string{"room_id", "month", "electricity", "water"}
+
 // readingInput decodes a reading's create body: a request's, or an item
 // of a batch's, which is judged as if it were a request of its own.
-func readingInput(body []byte) (store.ReadingInput, error) {
+func readingInput(f fields) (store.ReadingInput, error) {
 	var in store.ReadingInput
-	f, err := parseObject(body, "room_id", "month", "electricity", "water")
-	if err != nil {
-		return in, err
-	}
+	var err error
 	if in.RoomID, err = requiredID(f, "room_id", "room"); err != nil {
 		return in, err
 	}
@@ -83,7 +82,11 @@ func readingInput(body []byte) (store.ReadingInput, error) {
 }
 
 func (s *Server) createReading(c *call) (int, any, error) {
-	in, err := readingInput(c.body)
+	f, err := parseObject(c.body, readingFields...)
+	if err != nil {
+		return 0, nil, err
+	}
+	in, err := readingInput(f)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -133,11 +136,12 @@ func (s *Server) createReadings(c *call) (int, any, error) {
 	var at []int // the index of each of inputs
 	for i, item := range items {
 		out[i].Index = i
-		if !bytes.HasPrefix(bytes.TrimSpace(item), []byte("{")) {
-			s.refused(c, &out[i], rental.ItemNotObject("readings"))
+		f, err := parseItem(item, "readings", readingFields...)
+		if err != nil {
+			s.refused(c, &out[i], err)
 			continue
 		}
-		in, err := readingInput(item)
+		in, err := readingInput(f)
 		if err != nil {
 			s.refused(c, &out[i], err)
 			continue

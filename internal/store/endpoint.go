@@ -263,16 +263,26 @@ func scanLinkedEndpoints(rows database.Rows) ([]linkedEndpoint, error) {
 // link, application or endpoint: the endpoints read would not show the
 // change.
 func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
+	if s, ok := tx.endpointsRead(acct); ok {
+		tx.Ahead(s)
+	}
+}
+
+// endpointsRead is the read that readEndpointsAhead queues, for a caller
+// that runs it with reads of its own (on SQLite too, where it saves each
+// of many events its own read); false when the endpoints are read already
+// or the transaction records no events.
+func (tx *Tx) endpointsRead(acct *rental.Account) (database.Stmt, bool) {
 	e := &tx.endpoints
 	if tx.quiet || e.read && e.landlordID == acct.LandlordID && e.mode == acct.Mode() {
-		return
+		return database.Stmt{}, false
 	}
-	tx.Ahead(database.Stmt{SQL: tx.endpointsQuery(), Args: []any{acct.LandlordID, string(acct.Mode()), rental.EndpointEnabled},
+	return database.Stmt{SQL: tx.endpointsQuery(), Args: []any{acct.LandlordID, string(acct.Mode()), rental.EndpointEnabled},
 		What: "store: endpoints for event", Rows: func(rows database.Rows) error {
 			list, err := scanLinkedEndpoints(rows)
 			*e = linkedEndpoints{read: err == nil, landlordID: acct.LandlordID, mode: acct.Mode(), list: list}
 			return err
-		}})
+		}}, true
 }
 
 // endpointHealth keeps each endpoint's record of failing after its

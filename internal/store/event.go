@@ -104,12 +104,15 @@ func (tx *Tx) inserts() []database.Stmt {
 
 // insertRows are the statements of insert (ending in VALUES) over rows of
 // equal length, in statements of 64, 32, ..., 1 rows: a few texts to
-// prepare once per connection, not one for every count.
+// prepare once per connection, not one for every count. A statement
+// takes at most maxInsertArgs values: SQLite's driver looks each
+// parameter's name up among all of the statement's, so a statement's
+// binding costs the square of its count.
 func insertRows(insert, what string, rows [][]any) []database.Stmt {
 	var out []database.Stmt
 	for len(rows) > 0 {
 		n := 64
-		for n > len(rows) {
+		for n > len(rows) || n > 1 && n*len(rows[0]) > maxInsertArgs {
 			n /= 2
 		}
 		part := rows[:n]
@@ -135,6 +138,9 @@ func insertRows(insert, what string, rows [][]any) []database.Stmt {
 	}
 	return out
 }
+
+// maxInsertArgs bounds the values of one statement of insertRows.
+const maxInsertArgs = 256
 
 // CountEvents counts the landlord's events of a type, for tests and checks
 // of exactly-once.

@@ -178,7 +178,6 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
-	tx.readEndpointsAhead(acct)
 	ids := make([]string, len(in))
 	from, to := "", ""
 	for i, item := range in {
@@ -250,8 +249,11 @@ type readingRoom struct {
 
 // readingRooms reads the account's rooms among ids, with their
 // properties' rates, and the rooms' readings of the months from to to,
-// with the latest before from: in one round trip on PostgreSQL, whatever
-// the count of rooms. A room not of the account is not in the map.
+// and each room's latest before from (its ID, month and current values
+// only): in one round trip on PostgreSQL, whatever the count of rooms,
+// each reading found through its room's index. A room not of the account
+// is not in the map. The landlord's webhook endpoints are read with them,
+// for the events of the readings the caller records.
 func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []string, from, to string) (map[string]*readingRoom, error) {
 	rooms := make(map[string]*readingRoom, len(ids))
 	seen := make(map[string]bool, len(ids))
@@ -262,20 +264,30 @@ func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []stri
 			distinct = append(distinct, id)
 		}
 	}
-	list, args := inList(2, distinct)
-	readRooms := database.Stmt{SQL: `SELECT r.id, r.number, r.property_id, r.status, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount
-		FROM rooms r JOIN properties p ON p.id = r.property_id WHERE r.landlord_id = $1 AND r.id IN (` + list + `)`,
-		Args: append([]any{acct.LandlordID}, args...), What: "store: rooms of readings", Rows: func(rows database.Rows) error {
+	list, args := inList(3, distinct)
+	readRooms := database.Stmt{SQL: `SELECT r.id, r.number, r.property_id, r.status, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount,
+			m.id, m.month, m.e_current, m.w_current
+		FROM rooms r JOIN properties p ON p.id = r.property_id
+		LEFT JOIN meter_readings m ON m.id = (SELECT x.id FROM meter_readings x WHERE x.room_id = r.id AND x.month < $2 ORDER BY x.month DESC LIMIT 1)
+		WHERE r.landlord_id = $1 AND r.id IN (` + list + `)`,
+		Args: append([]any{acct.LandlordID, from}, args...), What: "store: rooms of readings", Rows: func(rows database.Rows) error {
 			for rows.Next() {
 				rr := &readingRoom{}
-				var flat nullInteger
+				var flat, eLast, wLast nullInteger
+				var lastID, lastMonth sql.NullString
 				err := rows.Scan(&rr.room.ID, &rr.room.Number, &rr.room.PropertyID, &rr.room.Status,
-					(*integer)(&rr.prop.ElectricityRate), &rr.prop.WaterBilling, (*integer)(&rr.prop.WaterRate), &flat)
+					(*integer)(&rr.prop.ElectricityRate), &rr.prop.WaterBilling, (*integer)(&rr.prop.WaterRate), &flat,
+					&lastID, &lastMonth, &eLast, &wLast)
 				if err != nil {
 					return err
 				}
 				if flat.Valid {
 					rr.prop.WaterFlatAmount = &flat.Int64
+				}
+				if lastID.Valid {
+					rr.readings = append(rr.readings, rental.Reading{ID: lastID.String, Month: lastMonth.String,
+						Electricity: rental.ReadingPart{Current: rental.Quantity(eLast.Int64)},
+						Water:       rental.WaterPart{ReadingPart: rental.ReadingPart{Current: rental.Quantity(wLast.Int64)}}})
 				}
 				rooms[rr.room.ID] = rr
 			}
@@ -283,8 +295,8 @@ func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []stri
 		}}
 	list, args = inList(4, distinct)
 	readReadings := database.Stmt{SQL: `SELECT m.room_id, m.id, m.month, m.e_previous, m.e_current, m.e_rollover, m.w_previous, m.w_current, m.w_rollover
-		FROM meter_readings m WHERE m.landlord_id = $1 AND m.month <= $3 AND m.room_id IN (` + list + `)
-			AND (m.month >= $2 OR m.month = (SELECT MAX(x.month) FROM meter_readings x WHERE x.room_id = m.room_id AND x.month < $2))`,
+		FROM rooms r JOIN meter_readings m ON m.room_id = r.id
+		WHERE r.landlord_id = $1 AND r.id IN (` + list + `) AND m.month >= $2 AND m.month <= $3`,
 		Args: append([]any{acct.LandlordID, from, to}, args...), What: "store: readings of rooms", Rows: func(rows database.Rows) error {
 			for rows.Next() {
 				var roomID string
@@ -302,7 +314,11 @@ func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []stri
 			}
 			return rows.Err()
 		}}
-	if err := tx.ExecAll(ctx, []database.Stmt{readRooms, readReadings}); err != nil {
+	reads := []database.Stmt{readRooms, readReadings}
+	if s, ok := tx.endpointsRead(acct); ok {
+		reads = append(reads, s)
+	}
+	if err := tx.ExecAll(ctx, reads); err != nil {
 		return nil, err
 	}
 	return rooms, nil

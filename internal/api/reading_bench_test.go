@@ -1,0 +1,110 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"rentapi/internal/api"
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+	"rentapi/internal/store/storetest"
+)
+
+// BenchmarkReadingsMonth times a 500-room property's readings of a month
+// over HTTP both ways, one after the other in the same process: 500
+// POST /v1/meter-readings, one at a time, then the next month as one POST
+// /v1/meter-readings/batch. It reports each one's wall time and how many
+// times faster the batch was; nothing is asserted.
+//
+//	go test ./internal/api -run '^$' -bench ReadingsMonth -benchtime 1x
+//	RENTAPI_TEST_POSTGRES=... go test ./internal/api -run '^$' -bench ReadingsMonth -benchtime 1x
+func BenchmarkReadingsMonth(b *testing.B) {
+	b.Run("sqlite", func(b *testing.B) { benchReadings(b, storetest.SQLite(b)) })
+	b.Run("postgres", func(b *testing.B) {
+		if os.Getenv(storetest.PostgresEnv) == "" {
+			b.Skip(storetest.PostgresEnv + " not set")
+		}
+		benchReadings(b, storetest.Postgres(b))
+	})
+}
+
+func benchReadings(b *testing.B, e storetest.Engine) {
+	const rooms = 500
+	sec := storetest.Secret(b)
+	hs := httptest.NewUnstartedServer(nil)
+	b.Cleanup(hs.Close)
+	srv, err := api.NewServer(api.Config{DB: e.DB, Secret: sec, PublicURL: "http://" + hs.Listener.Addr().String(), NoRateLimits: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs.Config.Handler = srv
+	hs.Start()
+	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
+	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
+	key := f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
+	post := func(path string, body any, status int) []byte {
+		raw, _ := json.Marshal(body)
+		r, _ := http.NewRequest(http.MethodPost, hs.URL+path, bytes.NewReader(raw))
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Idempotency-Key", rental.NewID("idem"))
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out bytes.Buffer
+		out.ReadFrom(resp.Body)
+		if resp.StatusCode != status {
+			b.Fatalf("%s: %d %s", path, resp.StatusCode, out.Bytes())
+		}
+		return out.Bytes()
+	}
+	id := func(body []byte) string {
+		var out struct{ Data struct{ ID string } }
+		json.Unmarshal(body, &out)
+		return out.Data.ID
+	}
+	prop := id(post("/v1/properties", map[string]any{"name": "Baan Roi", "electricity_rate": 800, "water_rate": 1800, "due_day": 5}, http.StatusCreated))
+	ids := make([]string, rooms)
+	for i := range ids {
+		ids[i] = id(post("/v1/properties/"+prop+"/rooms", map[string]any{"number": fmt.Sprint(100 + i), "monthly_rent": 350000}, http.StatusCreated))
+	}
+	month := func(n int) string { return fmt.Sprintf("%04d-%02d", 2026+n/12, n%12+1) }
+	body := func(room, month string, n int) map[string]any {
+		return map[string]any{"room_id": room, "month": month,
+			"electricity": map[string]any{"current": 100 * (n + 1)}, "water": map[string]any{"current": 5 * (n + 1)}}
+	}
+	var singles, batch time.Duration
+	b.ResetTimer()
+	for n := range b.N {
+		m := month(2 * n)
+		start := time.Now()
+		for _, room := range ids {
+			post("/v1/meter-readings", body(room, m, 2*n), http.StatusCreated)
+		}
+		singles += time.Since(start)
+
+		m = month(2*n + 1)
+		items := make([]any, rooms)
+		for i, room := range ids {
+			items[i] = body(room, m, 2*n+1)
+		}
+		start = time.Now()
+		res := post("/v1/meter-readings/batch", map[string]any{"readings": items}, http.StatusOK)
+		batch += time.Since(start)
+		if c := bytes.Count(res, []byte(`"status":201`)); c != rooms {
+			b.Fatalf("%d of %d items recorded", c, rooms)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(singles.Milliseconds())/float64(b.N), "singles-ms")
+	b.ReportMetric(float64(batch.Milliseconds())/float64(b.N), "batch-ms")
+	b.ReportMetric(float64(singles)/float64(batch), "x-faster")
+}
