@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
@@ -24,47 +22,20 @@ import (
 //
 //	go test ./internal/api -run '^$' -bench ReadingsMonth -benchtime 1x
 //	RENTAPI_TEST_POSTGRES=... go test ./internal/api -run '^$' -bench ReadingsMonth -benchtime 1x
-func BenchmarkReadingsMonth(b *testing.B) {
-	b.Run("sqlite", func(b *testing.B) { benchReadings(b, storetest.SQLite(b)) })
-	b.Run("postgres", func(b *testing.B) {
-		if os.Getenv(storetest.PostgresEnv) == "" {
-			b.Skip(storetest.PostgresEnv + " not set")
-		}
-		benchReadings(b, storetest.Postgres(b))
-	})
-}
+func BenchmarkReadingsMonth(b *testing.B) { benchEach(b, benchReadings) }
 
 func benchReadings(b *testing.B, e storetest.Engine) {
 	const rooms = 500
-	sec := storetest.Secret(b)
-	hs := httptest.NewUnstartedServer(nil)
-	b.Cleanup(hs.Close)
-	srv, err := api.NewServer(api.Config{DB: e.DB, Secret: sec, PublicURL: "http://" + hs.Listener.Addr().String(), NoRateLimits: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs.Config.Handler = srv
-	hs.Start()
+	hs, sec := benchServer(b, e, api.Config{})
 	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
 	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
 	key := f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
 	post := func(path string, body any, status int) []byte {
-		raw, _ := json.Marshal(body)
-		r, _ := http.NewRequest(http.MethodPost, hs.URL+path, bytes.NewReader(raw))
-		r.Header.Set("Authorization", "Bearer "+key)
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Idempotency-Key", rental.NewID("idem"))
-		resp, err := http.DefaultClient.Do(r)
-		if err != nil {
-			b.Fatal(err)
+		got, out, err := benchPost(hs.URL, key, path, body)
+		if err != nil || got != status {
+			b.Fatalf("%s: %d %s %v", path, got, out, err)
 		}
-		defer resp.Body.Close()
-		var out bytes.Buffer
-		out.ReadFrom(resp.Body)
-		if resp.StatusCode != status {
-			b.Fatalf("%s: %d %s", path, resp.StatusCode, out.Bytes())
-		}
-		return out.Bytes()
+		return out
 	}
 	id := func(body []byte) string {
 		var out struct{ Data struct{ ID string } }

@@ -1,13 +1,10 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -32,29 +29,13 @@ import (
 //
 //	go test ./internal/api -run '^$' -bench SlipsVerified -benchtime 400x
 //	RENTAPI_TEST_POSTGRES=... go test ./internal/api -run '^$' -bench SlipsVerified -benchtime 400x
-func BenchmarkSlipsVerified(b *testing.B) {
-	b.Run("sqlite", func(b *testing.B) { benchSlips(b, storetest.SQLite(b)) })
-	b.Run("postgres", func(b *testing.B) {
-		if os.Getenv(storetest.PostgresEnv) == "" {
-			b.Skip(storetest.PostgresEnv + " not set")
-		}
-		benchSlips(b, storetest.Postgres(b))
-	})
-}
+func BenchmarkSlipsVerified(b *testing.B) { benchEach(b, benchSlips) }
 
 func benchSlips(b *testing.B, e storetest.Engine) {
 	ctx := context.Background()
 	prov := sliptest.New(b)
 	prov.Set(sliptest.Settings{Mode: sliptest.Verified, Receiver: "xxx-xxx-5678", Amount: 1})
-	sec := storetest.Secret(b)
-	hs := httptest.NewUnstartedServer(nil)
-	b.Cleanup(hs.Close)
-	srv, err := api.NewServer(api.Config{DB: e.DB, Secret: sec, PublicURL: "http://" + hs.Listener.Addr().String(), NoRateLimits: true, SlipsLive: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs.Config.Handler = srv
-	hs.Start()
+	hs, sec := benchServer(b, e, api.Config{SlipsLive: true})
 	client, _ := slip.New(prov.URL, sliptest.Key)
 	jc, err := jobs.New(e.DB, nil, jobs.Options{Secret: sec, Slips: client, RescueAfter: noRescue})
 	if err != nil {
@@ -80,20 +61,14 @@ func benchSlips(b *testing.B, e storetest.Engine) {
 	}
 	key := f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
 	post := func(path string, body any) (int, map[string]any) {
-		raw, _ := json.Marshal(body)
-		r, _ := http.NewRequest(http.MethodPost, hs.URL+path, bytes.NewReader(raw))
-		r.Header.Set("Authorization", "Bearer "+key)
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Idempotency-Key", rental.NewID("idem"))
-		resp, err := http.DefaultClient.Do(r)
+		status, raw, err := benchPost(hs.URL, key, path, body)
 		if err != nil {
 			b.Error(err)
 			return 0, nil
 		}
-		defer resp.Body.Close()
 		var out struct{ Data map[string]any }
-		json.NewDecoder(resp.Body).Decode(&out)
-		return resp.StatusCode, out.Data
+		json.Unmarshal(raw, &out)
+		return status, out.Data
 	}
 	_, prop := post("/v1/properties", map[string]any{"name": "Baan Suk", "electricity_rate": 800, "water_rate": 1800, "due_day": 5})
 	_, room := post("/v1/properties/"+prop["id"].(string)+"/rooms", map[string]any{"number": "204", "monthly_rent": 350000})

@@ -1,0 +1,61 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"testing"
+
+	"rentapi/internal/api"
+	"rentapi/internal/rental"
+	"rentapi/internal/secret"
+	"rentapi/internal/store/storetest"
+)
+
+// benchEach runs a benchmark on SQLite, and on PostgreSQL when
+// RENTAPI_TEST_POSTGRES is set.
+func benchEach(b *testing.B, run func(*testing.B, storetest.Engine)) {
+	b.Run("sqlite", func(b *testing.B) { run(b, storetest.SQLite(b)) })
+	b.Run("postgres", func(b *testing.B) {
+		if os.Getenv(storetest.PostgresEnv) == "" {
+			b.Skip(storetest.PostgresEnv + " not set")
+		}
+		run(b, storetest.Postgres(b))
+	})
+}
+
+// benchServer starts the API alone (no pages) over e, with cfg's other
+// settings and no rate limits: a benchmark measures the service, not its
+// limits. It returns the server and its secret.
+func benchServer(b *testing.B, e storetest.Engine, cfg api.Config) (*httptest.Server, *secret.Secret) {
+	hs := httptest.NewUnstartedServer(nil)
+	b.Cleanup(hs.Close)
+	cfg.DB, cfg.Secret, cfg.PublicURL, cfg.NoRateLimits = e.DB, storetest.Secret(b), "http://"+hs.Listener.Addr().String(), true
+	srv, err := api.NewServer(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs.Config.Handler = srv
+	hs.Start()
+	return hs, cfg.Secret
+}
+
+// benchPost posts body as JSON to the server at url with key, and an
+// Idempotency-Key of its own, and returns the answer's status and body.
+func benchPost(url, key, path string, body any) (int, []byte, error) {
+	raw, _ := json.Marshal(body)
+	r, _ := http.NewRequest(http.MethodPost, url+path, bytes.NewReader(raw))
+	r.Header.Set("Authorization", "Bearer "+key)
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Idempotency-Key", rental.NewID("idem"))
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, out, err
+}
