@@ -22,7 +22,16 @@ ALTER TABLE properties ADD COLUMN reminders TEXT;
 ALTER TABLE landlords ADD COLUMN send_slot BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE landlords ADD COLUMN reminders_day TEXT;
 
+-- A bill run loads a property's month in a query each: its readings,
+-- current tenants and charges.
+CREATE INDEX meter_readings_property ON meter_readings (property_id, month);
+CREATE INDEX tenants_property ON tenants (property_id) WHERE moved_out_at IS NULL;
+CREATE INDEX charges_property ON charges (property_id);
+
 -- +goose Down
+DROP INDEX charges_property;
+DROP INDEX tenants_property;
+DROP INDEX meter_readings_property;
 ALTER TABLE landlords DROP COLUMN reminders_day;
 ALTER TABLE landlords DROP COLUMN send_slot;
 ALTER TABLE properties DROP COLUMN reminders;
