@@ -37,11 +37,6 @@ func (s *Server) createBillRun(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	prop := c.r.PathValue("property_id")
-	if !validID(prop) {
-		e := rental.NotFound("property", prop)
-		e.Param = "property_id"
-		return 0, nil, e
-	}
 	if notified && !c.acct().Sandbox && !s.chatLive {
 		return 0, nil, rental.ChatUnavailable()
 	}
