@@ -347,5 +347,16 @@ func TestBillRunPacing(t *testing.T) {
 		if got := last[len(last)-1].ScheduledAt; got.Sub(paced[n-1].ScheduledAt) < time.Second {
 			t.Fatalf("the second run's notice at %v, the first's last at %v", got, paced[n-1].ScheduledAt)
 		}
+		// The sandbox's clock moved past their slots sends them all
+		// before the advance answers.
+		advance(t, m.h, m.key, 1)
+		for _, nt := range list(t, m.h, m.key, "/v1/notifications?limit=100") {
+			if nt["trigger"] == rental.TriggerBillRun && nt["status"] != rental.NotificationSent {
+				t.Fatalf("a bill run's notice after the clock passed its slot: %v", nt)
+			}
+		}
+		if sent := len(list(t, m.h, m.key, "/v1/notifications?status=sent&limit=100")); sent != 100 {
+			t.Fatalf("%d notifications sent of the first page", sent)
+		}
 	})
 }
