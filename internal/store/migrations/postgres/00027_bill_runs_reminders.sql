@@ -27,8 +27,11 @@ ALTER TABLE landlords ADD COLUMN reminders_day TEXT;
 CREATE INDEX meter_readings_property ON meter_readings (property_id, month);
 CREATE INDEX tenants_property ON tenants (property_id) WHERE moved_out_at IS NULL;
 CREATE INDEX charges_property ON charges (property_id);
+-- The reminder sweep reads a landlord's bills due on a few dates.
+CREATE INDEX bills_landlord_due ON bills (landlord_id, due_date);
 
 -- +goose Down
+DROP INDEX bills_landlord_due;
 DROP INDEX charges_property;
 DROP INDEX tenants_property;
 DROP INDEX meter_readings_property;
