@@ -175,6 +175,28 @@ func (f fields) int(name string) (rental.Optional[int64], error) {
 	return out, nil
 }
 
+// ints reads a list of integers.
+func (f fields) ints(name string) (rental.Optional[[]int64], error) {
+	v, set, null := f.raw(name)
+	out := rental.Optional[[]int64]{Set: set, Null: null}
+	if !set || null {
+		return out, nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(v, &items) != nil || items == nil {
+		return out, rental.FieldType(f.prefix+name, "a list of integers")
+	}
+	out.Value = make([]int64, len(items))
+	for i, it := range items {
+		n, err := strconv.ParseInt(string(it), 10, 64)
+		if !integerLiteral.Match(it) || err != nil {
+			return out, rental.FieldType(f.prefix+name, "a list of integers")
+		}
+		out.Value[i] = n
+	}
+	return out, nil
+}
+
 // quantity reads a meter value: a number with at most three decimals.
 func (f fields) quantity(name string) (rental.Optional[rental.Quantity], error) {
 	v, set, null := f.raw(name)

@@ -33,6 +33,7 @@ var foreignBodies = map[string]any{
 	"PATCH /v1/meter-readings/{reading_id}":     map[string]any{"electricity": map[string]any{"current": 99999}},
 	"PATCH /v1/webhook-endpoints/{endpoint_id}": map[string]any{"description": "Foreign"},
 	"POST /v1/bills/{bill_id}/slips":            map[string]any{"qr_payload": "foreign-slip"},
+	"POST /v1/properties/{property_id}/bills":   map[string]any{"month": "2026-11", "notify": true},
 }
 
 // pathParam finds the {name} parts of a route pattern.

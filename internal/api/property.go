@@ -24,7 +24,7 @@ func (s *Server) getProperty(c *call) (int, any, error) {
 // propertyChange decodes a property create or update body.
 func propertyChange(body []byte) (rental.PropertyChange, error) {
 	var ch rental.PropertyChange
-	f, err := parseObject(body, "name", "address", "electricity_rate", "water_billing", "water_rate", "water_flat_amount", "due_day")
+	f, err := parseObject(body, "name", "address", "electricity_rate", "water_billing", "water_rate", "water_flat_amount", "due_day", "reminders")
 	if err != nil {
 		return ch, err
 	}
@@ -36,7 +36,23 @@ func propertyChange(body []byte) (rental.PropertyChange, error) {
 		into(&ch.WaterRate, f.int, "water_rate"),
 		into(&ch.WaterFlatAmount, f.int, "water_flat_amount"),
 		into(&ch.DueDay, f.int, "due_day"),
+		into(&ch.Reminders, f.reminders, "reminders"),
 	)
+}
+
+// reminders reads a property's reminders: null, or an object of two
+// lists of days.
+func (f fields) reminders(name string) (rental.Optional[rental.ReminderChange], error) {
+	var out rental.Optional[rental.ReminderChange]
+	_, out.Set, out.Null = f.raw(name)
+	if !out.Set || out.Null {
+		return out, nil
+	}
+	sub, _, err := f.object(name, "before_due_days", "after_due_days")
+	if err != nil {
+		return out, err
+	}
+	return out, read(into(&out.Value.BeforeDueDays, sub.ints, "before_due_days"), into(&out.Value.AfterDueDays, sub.ints, "after_due_days"))
 }
 
 func (s *Server) createProperty(c *call) (int, any, error) {

@@ -53,6 +53,7 @@ func (s *Server) routes() {
 	s.handle("GET /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsRead, nil, s.getBill))
 	s.handle("POST /v1/bills/{bill_id}/issue", s.endpoint(rental.ScopeBillsWrite, nil, s.issueBill))
 	s.handle("DELETE /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsWrite, nil, s.deleteBill))
+	s.handle("POST /v1/properties/{property_id}/bills", s.endpoint(rental.ScopeBillsWrite, nil, s.createBillRun))
 
 	s.handle("POST /v1/rooms/{room_id}/charges", s.endpoint(rental.ScopeBillsWrite, nil, s.createCharge))
 	s.handle("GET /v1/charges", s.endpoint(rental.ScopeBillsRead, listQuery("property_id", "room_id", "month"), s.listCharges))

@@ -37,6 +37,7 @@ func Steps() []Step {
 				return err
 			})
 		}},
+		{Name: "reminders", Run: catchUpReminders},
 		{Name: "payment expiry", Run: func(ctx context.Context, db *store.DB, acct *rental.Account, _, _ time.Time) error {
 			return db.InTx(ctx, func(tx *store.Tx) error {
 				_, err := tx.ExpirePayments(ctx, acct.LandlordID)
@@ -55,6 +56,24 @@ func CatchUp(ctx context.Context, db *store.DB, acct *rental.Account, from, to t
 	for _, s := range Steps() {
 		if err := s.Run(ctx, db, acct, from, to); err != nil {
 			return fmt.Errorf("jobs: catch up on %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// catchUpReminders queues the reminders of each day whose 09:00 (Thailand
+// time) the clock moved past, day by day in order, each paced from that
+// morning, so that the "notification sends" step after it sends those
+// whose slot is past too. A day's reminders queued already (by the
+// periodic sweep, or another process's advance) are not queued again.
+func catchUpReminders(ctx context.Context, db *store.DB, acct *rental.Account, from, to time.Time) error {
+	for _, day := range rental.ReminderDays(from, to) {
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			_, err := tx.CatchUpReminders(ctx, acct, day)
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -2,8 +2,8 @@
 // service's own database: webhook deliveries (webhook.go, their attempts
 // loaded and recorded in batches: batch.go), LINE sends (chat.go), slip
 // verifications with the provider (slip.go), the periodic sweeps (overdue
-// bills, expired payments, retention) and the developers' monthly invoices
-// (invoice.go). A job is inserted by the store in the same transaction as
+// bills, payment reminders, expired payments, retention) and the
+// developers' monthly invoices (invoice.go). A job is inserted by the store in the same transaction as
 // the change that needs it (its arguments are store/jobargs.go's), so a
 // crash never loses one; several processes over one PostgreSQL database
 // share the work, and each job runs once. What an attempt's outcome leads
@@ -52,6 +52,19 @@ func SweepOverdue(ctx context.Context, db *store.DB) (int, error) {
 	landlords, err := db.Read().OverdueLandlords(ctx, today)
 	return perLandlord(ctx, db, "overdue bills", landlords, err, func(tx *store.Tx, id string) (int, error) {
 		return tx.MarkOverdue(ctx, id)
+	})
+}
+
+// SweepReminders queues the day's payment reminders of every landlord
+// whose reminder hour (09:00 Thailand time, a sandbox's on its own clock)
+// has passed and whose reminders of the day are not queued yet, and
+// returns how many; a process down at 09:00 queues them when it comes
+// back that day. Safe anywhere at any time: each bill's reminder of a day
+// is queued once however many sweeps overlap.
+func SweepReminders(ctx context.Context, db *store.DB) (int, error) {
+	landlords, err := db.Read().ReminderLandlords(ctx, db.Now())
+	return perLandlord(ctx, db, "reminders", landlords, err, func(tx *store.Tx, id string) (int, error) {
+		return tx.SendReminders(ctx, id)
 	})
 }
 
@@ -104,7 +117,8 @@ func retain(ctx context.Context, db *store.DB) error {
 
 // Options tune the job client.
 type Options struct {
-	// OverdueEvery is how often the overdue sweep runs; default a minute.
+	// OverdueEvery is how often the overdue sweep runs, and the reminder
+	// sweep; default a minute.
 	OverdueEvery time.Duration
 	// ExpiryEvery is how often pending payments past their expiry are
 	// expired; default 30 seconds.
@@ -207,6 +221,10 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		_, err := SweepOverdue(ctx, db)
 		return err
 	}})
+	river.AddWorker(workers, &sweepWorker[store.ReminderArgs]{sweep: func(ctx context.Context) error {
+		_, err := SweepReminders(ctx, db)
+		return err
+	}})
 	river.AddWorker(workers, &sweepWorker[store.ExpiryArgs]{sweep: func(ctx context.Context) error {
 		_, err := SweepExpiredPayments(ctx, db)
 		return err
@@ -236,6 +254,8 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(opts.OverdueEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return store.OverdueArgs{}, nil }, &river.PeriodicJobOpts{ID: "overdue", RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(opts.OverdueEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return store.ReminderArgs{}, nil }, &river.PeriodicJobOpts{ID: "reminders", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.ExpiryEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return store.ExpiryArgs{}, nil }, &river.PeriodicJobOpts{ID: "payment_expiry", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.RetentionEvery),

@@ -60,6 +60,8 @@ type Bill struct {
 	Receipt *Receipt `json:"receipt"`
 	// Lines are the bill's amounts, item by item: the total is their sum.
 	Lines []Line `json:"lines"`
+	// Warnings are BillWarnings, derived from IssuedAt and DueDate.
+	Warnings []string `json:"warnings"`
 }
 
 // Price sets the bill's amounts from its rent and a reading, at the rates
@@ -162,6 +164,7 @@ func NewBill(src BillSource, now time.Time) (Bill, error) {
 	if src.Issue {
 		b.Status, b.IssuedAt = BillIssued, &at
 	}
+	b.Warnings = BillWarnings(b.IssuedAt, b.DueDate)
 	b.Price(*src.Reading)
 	b.Charge(src.Charges)
 	return b, nil
@@ -181,6 +184,7 @@ func (b *Bill) Issue(now time.Time) error {
 	}
 	at := Time{Time: now}
 	b.Status, b.IssuedAt = BillIssued, &at
+	b.Warnings = BillWarnings(b.IssuedAt, b.DueDate)
 	return nil
 }
 

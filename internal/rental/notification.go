@@ -43,6 +43,37 @@ const (
 // NotificationStatuses are the states, for list filters.
 var NotificationStatuses = []string{NotificationQueued, NotificationSent, NotificationFailed}
 
+// What made a notification: a request to the API, the daily reminders of
+// a property's schedule, or a bill run with notify.
+const (
+	TriggerAPI      = "api"
+	TriggerSchedule = "schedule"
+	TriggerBillRun  = "bill_run"
+)
+
+// SendInterval is the least time between two paced notices of a landlord:
+// one a second keeps the service's own sends (a bill run's notices, the
+// schedule's reminders) within the landlord's 60 sends a minute, however
+// many are queued at once, without refusing any.
+const SendInterval = time.Second
+
+// PaceSends gives n paced notices their send times: SendInterval apart
+// from the landlord's next free slot, or from start when that is later
+// (start is now, or for reminders a sandbox's clock catches up on, the
+// time they fell due). next is the landlord's next free slot after them.
+func PaceSends(slot, start time.Time, n int) (at []time.Time, next time.Time) {
+	t := slot
+	if start.After(t) {
+		t = start
+	}
+	at = make([]time.Time, n)
+	for i := range at {
+		at[i] = t
+		t = t.Add(SendInterval)
+	}
+	return at, t
+}
+
 // ChannelLINE is the one chat channel.
 const ChannelLINE = "line"
 
@@ -64,6 +95,9 @@ type Notification struct {
 	SentAt        *Time   `json:"sent_at"`
 	CreatedAt     Time    `json:"created_at"`
 	UpdatedAt     Time    `json:"updated_at"`
+	// Trigger is what made it: TriggerAPI, TriggerSchedule or
+	// TriggerBillRun.
+	Trigger string `json:"trigger"`
 }
 
 // SendRetries are the waits after each failed send before the next; a send

@@ -48,6 +48,8 @@ type Property struct {
 	Currency        string `json:"currency"`
 	CreatedAt       Time   `json:"created_at"`
 	UpdatedAt       Time   `json:"updated_at"`
+	// Reminders is the schedule of payment reminders; nil when off.
+	Reminders *Reminders `json:"reminders"`
 }
 
 // Optional is a request field that may be absent, present, or (for
@@ -71,6 +73,8 @@ type PropertyChange struct {
 	WaterRate       Optional[int64]
 	WaterFlatAmount Optional[int64]
 	DueDay          Optional[int64]
+	// Reminders replaces the schedule; null turns reminders off.
+	Reminders Optional[ReminderChange]
 }
 
 // NewProperty validates a create body and returns the property it describes
@@ -126,6 +130,16 @@ func (p *Property) Apply(c PropertyChange) error {
 			return err
 		}
 		next.DueDay = c.DueDay.Value
+	}
+	if c.Reminders.Set {
+		next.Reminders = nil
+		if !c.Reminders.Null {
+			r, err := NewReminders(c.Reminders.Value)
+			if err != nil {
+				return err
+			}
+			next.Reminders = r
+		}
 	}
 	if c.WaterBilling.Set {
 		if c.WaterBilling.Null || !slices.Contains(WaterBillings, c.WaterBilling.Value) {

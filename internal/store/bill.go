@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -36,6 +35,7 @@ func (q *Queries) scanBill(sc *scanner, b *rental.Bill) error {
 	}
 	b.IssuedAt, b.PaidAt, b.OverdueAt = optTime(sql.NullInt64(issued)), optTime(sql.NullInt64(paid)), optTime(sql.NullInt64(overdue))
 	b.CreatedAt, b.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
+	b.Warnings = rental.BillWarnings(b.IssuedAt, b.DueDate)
 	return q.openReceipt(b, receipt, receiptIssued, receiptURL)
 }
 
@@ -64,17 +64,11 @@ func (q *Queries) ListBills(ctx context.Context, acct *rental.Account, f BillFil
 // CreateBill bills a room's month from its recorded reading (409
 // reading_required without one; 409 resource_exists if billed already):
 // the room's rent, the reading's usage at its rates, due on the property's
-// due day of the next month. Issued unless issue is false (a draft).
+// due day of the next month. Issued unless issue is false (a draft). A
+// bill run (RunBills) makes its bills by the same loading, rule and insert.
 func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, month string, issue bool) (*rental.Bill, error) {
 	tx.readEndpointsAhead(acct)
 	room, err := tx.GetRoom(ctx, acct, roomID)
-	if err != nil {
-		return nil, err
-	}
-	reading, err := tx.roomReading(ctx, acct, roomID, month)
-	if rental.IsNotFound(err) {
-		reading, err = nil, nil // the rule says what a month without a reading gets
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -82,39 +76,18 @@ func (tx *Tx) CreateBill(ctx context.Context, acct *rental.Account, roomID, mont
 	if err != nil {
 		return nil, err
 	}
-	tenant, err := tx.currentTenant(ctx, acct, roomID)
-	if rental.IsNotFound(err) {
-		tenant, err = nil, nil // an empty room is billed for one occupant
-	}
+	srcs, err := tx.billSources(ctx, acct, prop, []rental.Room{*room}, month, issue)
 	if err != nil {
 		return nil, err
 	}
-	charges, err := tx.roomCharges(ctx, acct, roomID, month)
+	b, err := rental.NewBill(srcs[0], tx.Now)
 	if err != nil {
 		return nil, err
 	}
-	src := rental.BillSource{Room: *room, DueDay: prop.DueDay, Reading: reading, Tenant: tenant, Month: month, Issue: issue, Charges: charges}
-	b, err := rental.NewBill(src, tx.Now)
-	if err != nil {
+	if err := tx.insertBills(ctx, acct, []rental.Bill{b}, room.Number); err != nil {
 		return nil, err
 	}
-	lines, err := encodeLines(b.Lines)
-	if err != nil {
-		return nil, err
-	}
-	e, w := b.Electricity, b.Water
-	_, err = tx.c.ExecContext(ctx, `INSERT INTO bills (id, landlord_id, property_id, room_id, tenant_id, reading_id, month, status, rent,
-			e_usage, e_rate, e_amount, w_usage, w_rate, w_amount, w_billing, occupants, total, due_date, issued_at, created_at, updated_at, lines)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $21, $22)`,
-		b.ID, acct.LandlordID, b.PropertyID, b.RoomID, b.TenantID, b.ReadingID, b.Month, b.Status, b.Rent,
-		e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount, w.Billing, w.Occupants, b.Total, b.DueDate, nullTime(b.IssuedAt), ms(tx.Now), lines)
-	if database.IsUniqueViolation(err) {
-		return nil, rental.BillExists(room.Number, month, "")
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: create bill: %w", err)
-	}
-	return &b, tx.RecordEvent(ctx, acct, "bill.created", b)
+	return &b, nil
 }
 
 // saveBill writes a bill's amounts and state and records bill.updated; a

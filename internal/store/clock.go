@@ -98,8 +98,8 @@ func movedSandboxesWith(table string) string {
 }
 
 // QueuedSend is a queued notification of a landlord as a clock catching
-// up sees it: its attempts so far and when the last was made (its
-// creation, for none).
+// up sees it: its attempts so far and when the last was made (when its
+// first was due, for none: its creation, or its paced slot).
 type QueuedSend struct {
 	ID       string
 	Attempts int
@@ -108,7 +108,7 @@ type QueuedSend struct {
 
 // QueuedSends lists the landlord's queued notifications, oldest first.
 func (q *Queries) QueuedSends(ctx context.Context, landlordID string) ([]QueuedSend, error) {
-	rows, err := q.c.QueryContext(ctx, `SELECT id, attempts, CASE WHEN attempts = 0 THEN created_at ELSE updated_at END
+	rows, err := q.c.QueryContext(ctx, `SELECT id, attempts, CASE WHEN attempts = 0 THEN send_at ELSE updated_at END
 		FROM notifications WHERE landlord_id = $1 AND status = $2 ORDER BY created_at, id`, landlordID, rental.NotificationQueued)
 	if err != nil {
 		return nil, fmt.Errorf("store: queued sends: %w", err)

@@ -81,6 +81,12 @@ type OverdueArgs struct{}
 // Kind names the job in the queue.
 func (OverdueArgs) Kind() string { return "overdue_sweep" }
 
+// ReminderArgs asks for a sweep of the day's payment reminders.
+type ReminderArgs struct{}
+
+// Kind names the job in the queue.
+func (ReminderArgs) Kind() string { return "reminder_sweep" }
+
 // ExpiryArgs asks for a sweep of pending payments past their expiry.
 type ExpiryArgs struct{}
 

@@ -6,20 +6,21 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/riverqueue/river"
 
 	"rentapi/internal/rental"
 )
 
-const notificationColumns = `id, type, tenant_id, bill_id, text, status, attempts, failure_reason, sent_at, created_at, updated_at`
+const notificationColumns = `id, type, tenant_id, bill_id, text, status, attempts, failure_reason, sent_at, created_at, updated_at, triggered_by`
 
 func scanNotification(sc *scanner, n *rental.Notification) error {
 	*n = rental.Notification{Object: "notification", Channel: rental.ChannelLINE}
 	var bill, text, reason sql.NullString
 	var sent sql.NullInt64
 	var created, updated int64
-	err := sc.Scan(&n.ID, &n.Type, &n.TenantID, &bill, &text, &n.Status, &n.Attempts, &reason, &sent, &created, &updated)
+	err := sc.Scan(&n.ID, &n.Type, &n.TenantID, &bill, &text, &n.Status, &n.Attempts, &reason, &sent, &created, &updated, &n.Trigger)
 	if bill.Valid {
 		n.BillID = &bill.String
 	}
@@ -113,7 +114,8 @@ func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec
 		return nil, err
 	}
 	n := rental.Notification{ID: rental.NewID(rental.PrefixNotification), Object: "notification", Type: spec.Type, TenantID: t.ID,
-		Channel: rental.ChannelLINE, Status: rental.NotificationQueued, CreatedAt: rental.Time{Time: tx.Now}, UpdatedAt: rental.Time{Time: tx.Now}}
+		Channel: rental.ChannelLINE, Status: rental.NotificationQueued, CreatedAt: rental.Time{Time: tx.Now}, UpdatedAt: rental.Time{Time: tx.Now},
+		Trigger: rental.TriggerAPI}
 	notice := rental.Notice{Type: spec.Type}
 	if b != nil {
 		if issue, _ := rental.CheckNotification(spec.Type, b.Status); issue {
@@ -133,9 +135,9 @@ func (tx *Tx) CreateNotification(ctx context.Context, acct *rental.Account, spec
 		return nil, fmt.Errorf("store: notice: %w", err)
 	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO notifications (id, landlord_id, tenant_id, bill_id, type, text, notice, status, retry_key,
-			created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		n.ID, acct.LandlordID, n.TenantID, n.BillID, n.Type, n.Text, tx.sealCopy(noticeText, n.ID, string(body)), n.Status, retryKey(), ms(tx.Now))
+			created_at, updated_at, send_at, triggered_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $10, $11)`,
+		n.ID, acct.LandlordID, n.TenantID, n.BillID, n.Type, n.Text, tx.sealCopy(noticeText, n.ID, string(body)), n.Status, retryKey(), ms(tx.Now), n.Trigger)
 	if err != nil {
 		return nil, fmt.Errorf("store: create notification: %w", err)
 	}
@@ -170,6 +172,142 @@ func (tx *Tx) billNotice(ctx context.Context, acct *rental.Account, typ string, 
 	return rental.BillNotice(typ, b, p.Name, r.Number, payURL), nil
 }
 
+// Paced notices. A bill run's notices and the schedule's reminders are
+// the service's own sends, not a client's: they are never refused for the
+// sending limit but paced, each notice's first attempt at its slot
+// (rental.PaceSends), SendInterval after the landlord's previous one.
+// The landlord's next free slot is kept in its row (landlords.send_slot)
+// and taken under its claim, so the pace holds across processes with no
+// shared memory; the send job of each notice is scheduled at its slot.
+// The API's own sends (POST /v1/notifications, /v1/messages) take no
+// slot: they go at once, within their own 60 a minute (api's sending
+// limit), so a bill run's queue never delays nor refuses them.
+
+// pendingNotice is a bill notice to queue: its bill (with a tenant the
+// chat reaches), and the property's name and room's number it shows.
+type pendingNotice struct {
+	bill           *rental.Bill
+	property, room string
+}
+
+// queueBillNotices queues the notices of typ made by trigger (reminders
+// of day, for the schedule), each with the bill's payment link when
+// rental.Payee.NoticeLinks says so (made at page when the bill has none),
+// paced from start (now; for reminders a sandbox's clock catches up on,
+// the time they fell due), and returns how many it queued. A few
+// statements, whatever their number.
+func (tx *Tx) queueBillNotices(ctx context.Context, acct *rental.Account, typ, trigger, day string, notices []pendingNotice, start time.Time, page func() rental.PaymentPage) (int, error) {
+	if len(notices) == 0 {
+		return 0, nil
+	}
+	if err := tx.Claim(ctx, acct); err != nil {
+		return 0, err
+	}
+	urls, err := tx.noticeLinks(ctx, acct, typ, notices, page)
+	if err != nil {
+		return 0, err
+	}
+	var slot int64
+	if err := tx.c.QueryRowContext(ctx, `SELECT send_slot FROM landlords WHERE id = $1`, acct.LandlordID).Scan(&slot); err != nil {
+		return 0, fmt.Errorf("store: send slot: %w", err)
+	}
+	at, next := rental.PaceSends(time.UnixMilli(slot).UTC(), start, len(notices))
+	var reminder any
+	if day != "" {
+		reminder = day
+	}
+	rows := make([][]any, len(notices))
+	jobs := make([]river.InsertManyParams, len(notices))
+	for i, n := range notices {
+		id := rental.NewID(rental.PrefixNotification)
+		body, err := json.Marshal(rental.BillNotice(typ, n.bill, n.property, n.room, urls[n.bill.ID]))
+		if err != nil {
+			return 0, fmt.Errorf("store: notice: %w", err)
+		}
+		rows[i] = []any{id, acct.LandlordID, *n.bill.TenantID, n.bill.ID, typ, tx.sealCopy(noticeText, id, string(body)), rental.NotificationQueued,
+			retryKey(), ms(tx.Now), ms(tx.Now), ms(at[i]), trigger, reminder}
+		jobs[i] = river.InsertManyParams{Args: SendArgs{NotificationID: id}}
+		if at[i].After(tx.Now) {
+			// The queue runs on real time: a sandbox's slot is that far
+			// ahead of it.
+			jobs[i].InsertOpts = &river.InsertOpts{ScheduledAt: at[i].Add(-tx.offset)}
+		}
+	}
+	err = tx.ExecAll(ctx, insertRows(`INSERT INTO notifications (id, landlord_id, tenant_id, bill_id, type, notice, status, retry_key,
+		created_at, updated_at, send_at, triggered_by, reminder_day) VALUES `, "store: queue notices", rows))
+	if err != nil {
+		return 0, err
+	}
+	if _, err := tx.c.ExecContext(ctx, `UPDATE landlords SET send_slot = $2 WHERE id = $1`, acct.LandlordID, ms(next)); err != nil {
+		return 0, fmt.Errorf("store: send slot: %w", err)
+	}
+	tx.enqueue(jobs...)
+	return len(notices), nil
+}
+
+// noticeLinks are the payment links' URLs of the notices' bills, by bill,
+// for those rental.Payee.NoticeLinks gives one: each bill's active link,
+// made at page for those without, a few statements for any number.
+func (tx *Tx) noticeLinks(ctx context.Context, acct *rental.Account, typ string, notices []pendingNotice, page func() rental.PaymentPage) (map[string]string, error) {
+	payee, err := tx.payee(ctx, acct.LandlordID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []any
+	for _, n := range notices {
+		if payee.NoticeLinks(typ, n.bill) {
+			ids = append(ids, n.bill.ID)
+		}
+	}
+	urls := map[string]string{}
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 256)]
+		ids = ids[len(chunk):]
+		list, args := inList(2, chunk)
+		rows, err := tx.c.QueryContext(ctx, `SELECT id, bill_id, url, url_sealed FROM payment_links WHERE landlord_id = $1 AND active AND bill_id IN (`+list+`)`,
+			append([]any{acct.LandlordID}, args...)...)
+		if err != nil {
+			return nil, fmt.Errorf("store: payment links: %w", err)
+		}
+		for rows.Next() {
+			var id, bill string
+			var clear, sealed sql.NullString
+			if err := rows.Scan(&id, &bill, &clear, &sealed); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("store: payment links: %w", err)
+			}
+			if urls[bill], err = tx.linkURL(id, clear, sealed); err != nil {
+				rows.Close()
+				return nil, err
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("store: payment links: %w", err)
+		}
+		var made [][]any
+		for _, b := range chunk {
+			bill := b.(string)
+			if _, ok := urls[bill]; ok {
+				continue
+			}
+			id, p := rental.NewID(rental.PrefixPaymentLink), page()
+			sealed, err := tx.sealLinkURL(id, p.URL)
+			if err != nil {
+				return nil, err
+			}
+			made = append(made, []any{id, acct.LandlordID, bill, linkTokenHash(p.Token), sealed, true, ms(tx.Now), ms(tx.Now)})
+			urls[bill] = p.URL
+		}
+		err = tx.ExecAll(ctx, insertRows(`INSERT INTO payment_links (id, landlord_id, bill_id, token_hash, url_sealed, active, created_at, updated_at) VALUES `,
+			"store: create payment links", made))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return urls, nil
+}
+
 // retryKey is a random UUID (version 4), the form LINE wants in
 // X-Line-Retry-Key.
 func retryKey() string {
@@ -199,7 +337,7 @@ func (q *Queries) SendWork(ctx context.Context, id string) (*SendWork, error) {
 	var notice string
 	var user sql.NullString
 	row := q.c.QueryRowContext(ctx, `SELECT n.id, n.type, n.tenant_id, n.bill_id, n.text, n.status, n.attempts, n.failure_reason,
-			n.sent_at, n.created_at, n.updated_at, n.landlord_id, l.sandbox, n.notice, n.retry_key, t.line_user_id, t.chat_unreachable
+			n.sent_at, n.created_at, n.updated_at, n.triggered_by, n.landlord_id, l.sandbox, n.notice, n.retry_key, t.line_user_id, t.chat_unreachable
 		FROM notifications n JOIN landlords l ON l.id = n.landlord_id JOIN tenants t ON t.id = n.tenant_id
 		WHERE n.id = $1`, id)
 	err := scanNotification(&scanner{src: row, more: []any{&w.LandlordID, &w.Sandbox, &notice, &w.RetryKey, &user, &w.Unreachable}}, &w.Notification)

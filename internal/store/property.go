@@ -2,25 +2,54 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
+	"slices"
 
 	"rentapi/internal/rental"
 )
 
 const propertyColumns = `id, name, address, electricity_rate, water_billing, water_rate, water_flat_amount, due_day,
-	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at`
+	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at, reminders`
 
 func scanProperty(sc *scanner, p *rental.Property) error {
 	*p = rental.Property{Object: "property", Currency: rental.Currency}
 	var flat nullInteger
 	var created, updated integer
+	var reminders sql.NullString
 	err := sc.Scan(&p.ID, &p.Name, &p.Address, (*integer)(&p.ElectricityRate), &p.WaterBilling, (*integer)(&p.WaterRate), &flat, (*integer)(&p.DueDay),
-		(*integer)(&p.RoomCount), &created, &updated)
+		(*integer)(&p.RoomCount), &created, &updated, &reminders)
 	if flat.Valid {
 		p.WaterFlatAmount = &flat.Int64
 	}
 	p.CreatedAt, p.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
+	if err == nil && reminders.Valid {
+		p.Reminders, err = decodeReminders(reminders.String)
+	}
 	return err
+}
+
+// encodeReminders is a property's reminders column: the schedule as JSON,
+// NULL when reminders are off.
+func encodeReminders(r *rental.Reminders) (any, error) {
+	if r == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("store: reminders: %w", err)
+	}
+	return string(b), nil
+}
+
+// decodeReminders reads a reminders column that is not NULL.
+func decodeReminders(s string) (*rental.Reminders, error) {
+	r := &rental.Reminders{BeforeDueDays: []int64{}, AfterDueDays: []int64{}}
+	if err := json.Unmarshal([]byte(s), r); err != nil {
+		return nil, fmt.Errorf("store: reminders: %w", err)
+	}
+	return r, nil
 }
 
 // GetProperty returns a property of the account's landlord.
@@ -50,10 +79,14 @@ func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental
 	}
 	p.ID = rental.NewID(rental.PrefixProperty)
 	p.CreatedAt, p.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
+	reminders, err := encodeReminders(p.Reminders)
+	if err != nil {
+		return nil, err
+	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO properties (id, landlord_id, name, address, electricity_rate, water_billing, water_rate,
-			water_flat_amount, due_day, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		p.ID, acct.LandlordID, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now))
+			water_flat_amount, due_day, created_at, updated_at, reminders)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)`,
+		p.ID, acct.LandlordID, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now), reminders)
 	if err != nil {
 		return nil, fmt.Errorf("store: create property: %w", err)
 	}
@@ -78,10 +111,14 @@ func (tx *Tx) UpdateProperty(ctx context.Context, acct *rental.Account, id strin
 		return p, nil
 	}
 	p.UpdatedAt = rental.Time{Time: tx.Now}
+	reminders, err := encodeReminders(p.Reminders)
+	if err != nil {
+		return nil, err
+	}
 	_, err = tx.c.ExecContext(ctx, `UPDATE properties SET name = $3, address = $4, electricity_rate = $5, water_billing = $6,
-			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10
+			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10, reminders = $11
 		WHERE landlord_id = $1 AND id = $2`,
-		acct.LandlordID, id, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now))
+		acct.LandlordID, id, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now), reminders)
 	if err != nil {
 		return nil, fmt.Errorf("store: update property: %w", err)
 	}
@@ -96,7 +133,15 @@ func sameProperty(a, b rental.Property) bool {
 		return *p.WaterFlatAmount
 	}
 	return a.Name == b.Name && a.Address == b.Address && a.ElectricityRate == b.ElectricityRate &&
-		a.WaterBilling == b.WaterBilling && a.WaterRate == b.WaterRate && flat(a) == flat(b) && a.DueDay == b.DueDay
+		a.WaterBilling == b.WaterBilling && a.WaterRate == b.WaterRate && flat(a) == flat(b) && a.DueDay == b.DueDay &&
+		sameReminders(a.Reminders, b.Reminders)
+}
+
+func sameReminders(a, b *rental.Reminders) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return slices.Equal(a.BeforeDueDays, b.BeforeDueDays) && slices.Equal(a.AfterDueDays, b.AfterDueDays)
 }
 
 // DeleteProperty removes an empty property and records property.deleted

@@ -196,6 +196,10 @@ func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if err := tx.resetClock(ctx, acct.LandlordID); err != nil {
 		return err
 	}
+	// Paced sends and the day's reminders start again with the clock.
+	if _, err := tx.c.ExecContext(ctx, `UPDATE landlords SET send_slot = 0, reminders_day = NULL WHERE id = $1`, acct.LandlordID); err != nil {
+		return fmt.Errorf("store: reset sandbox: %w", err)
+	}
 	for _, table := range []string{"slip_images", "slips", "payment_confirmations", "payments", "payment_links", "bills", "charges", "meter_readings", "meters", "tenants", "rooms", "properties", "events", "receipt_counters"} {
 		if _, err := tx.c.ExecContext(ctx, `DELETE FROM `+table+` WHERE landlord_id = $1`, acct.LandlordID); err != nil {
 			return fmt.Errorf("store: reset sandbox: %w", err)
