@@ -48,6 +48,9 @@ type Property struct {
 	Currency        string `json:"currency"`
 	CreatedAt       Time   `json:"created_at"`
 	UpdatedAt       Time   `json:"updated_at"`
+	// LateFee is the fine of the property's unpaid bills (nil: none); a
+	// bill takes the rule in force when it is issued.
+	LateFee *LateFee `json:"late_fee"`
 }
 
 // Optional is a request field that may be absent, present, or (for
@@ -71,6 +74,8 @@ type PropertyChange struct {
 	WaterRate       Optional[int64]
 	WaterFlatAmount Optional[int64]
 	DueDay          Optional[int64]
+	// LateFee replaces the whole rule; null removes it.
+	LateFee Optional[LateFeeChange]
 }
 
 // NewProperty validates a create body and returns the property it describes
@@ -142,6 +147,16 @@ func (p *Property) Apply(c PropertyChange) error {
 		default:
 			v := c.WaterFlatAmount.Value
 			next.WaterFlatAmount = &v
+		}
+	}
+	if c.LateFee.Set {
+		next.LateFee = nil
+		if !c.LateFee.Null {
+			f, err := NewLateFee(c.LateFee.Value)
+			if err != nil {
+				return err
+			}
+			next.LateFee = f
 		}
 	}
 	if next.WaterBilling == WaterMetered {
