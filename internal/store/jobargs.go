@@ -81,6 +81,12 @@ type OverdueArgs struct{}
 // Kind names the job in the queue.
 func (OverdueArgs) Kind() string { return "overdue_sweep" }
 
+// LateFeeArgs asks for a sweep of unpaid bills whose late fee grows.
+type LateFeeArgs struct{}
+
+// Kind names the job in the queue.
+func (LateFeeArgs) Kind() string { return "late_fee_sweep" }
+
 // ExpiryArgs asks for a sweep of pending payments past their expiry.
 type ExpiryArgs struct{}
 

@@ -2,25 +2,33 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"rentapi/internal/rental"
 )
 
 const propertyColumns = `id, name, address, electricity_rate, water_billing, water_rate, water_flat_amount, due_day,
-	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at`
+	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at, late_fee`
 
 func scanProperty(sc *scanner, p *rental.Property) error {
 	*p = rental.Property{Object: "property", Currency: rental.Currency}
 	var flat nullInteger
 	var created, updated integer
+	var lateFee sql.NullString
 	err := sc.Scan(&p.ID, &p.Name, &p.Address, (*integer)(&p.ElectricityRate), &p.WaterBilling, (*integer)(&p.WaterRate), &flat, (*integer)(&p.DueDay),
-		(*integer)(&p.RoomCount), &created, &updated)
+		(*integer)(&p.RoomCount), &created, &updated, &lateFee)
+	if err != nil {
+		return err
+	}
+	if p.LateFee, err = decodeLateFee(lateFee); err != nil {
+		return err
+	}
 	if flat.Valid {
 		p.WaterFlatAmount = &flat.Int64
 	}
 	p.CreatedAt, p.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
-	return err
+	return nil
 }
 
 // GetProperty returns a property of the account's landlord.
@@ -51,9 +59,10 @@ func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental
 	p.ID = rental.NewID(rental.PrefixProperty)
 	p.CreatedAt, p.UpdatedAt = rental.Time{Time: tx.Now}, rental.Time{Time: tx.Now}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO properties (id, landlord_id, name, address, electricity_rate, water_billing, water_rate,
-			water_flat_amount, due_day, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		p.ID, acct.LandlordID, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now))
+			water_flat_amount, due_day, created_at, updated_at, late_fee)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)`,
+		p.ID, acct.LandlordID, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now),
+		encodeLateFee(p.LateFee))
 	if err != nil {
 		return nil, fmt.Errorf("store: create property: %w", err)
 	}
@@ -79,9 +88,10 @@ func (tx *Tx) UpdateProperty(ctx context.Context, acct *rental.Account, id strin
 	}
 	p.UpdatedAt = rental.Time{Time: tx.Now}
 	_, err = tx.c.ExecContext(ctx, `UPDATE properties SET name = $3, address = $4, electricity_rate = $5, water_billing = $6,
-			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10
+			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10, late_fee = $11
 		WHERE landlord_id = $1 AND id = $2`,
-		acct.LandlordID, id, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now))
+		acct.LandlordID, id, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now),
+		encodeLateFee(p.LateFee))
 	if err != nil {
 		return nil, fmt.Errorf("store: update property: %w", err)
 	}
@@ -96,7 +106,8 @@ func sameProperty(a, b rental.Property) bool {
 		return *p.WaterFlatAmount
 	}
 	return a.Name == b.Name && a.Address == b.Address && a.ElectricityRate == b.ElectricityRate &&
-		a.WaterBilling == b.WaterBilling && a.WaterRate == b.WaterRate && flat(a) == flat(b) && a.DueDay == b.DueDay
+		a.WaterBilling == b.WaterBilling && a.WaterRate == b.WaterRate && flat(a) == flat(b) && a.DueDay == b.DueDay &&
+		rental.SameLateFee(a.LateFee, b.LateFee)
 }
 
 // DeleteProperty removes an empty property and records property.deleted
