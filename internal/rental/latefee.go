@@ -104,22 +104,22 @@ func (f *LateFee) clone() *LateFee {
 }
 
 // Accrued is what the rule charges a bill due on due by day (both
-// YYYY-MM-DD, Thailand's calendar), and the days late it counts: nothing
-// up to due + grace_days; from the day after, amount, and for per day
-// amount more on each following day, never above max_amount.
+// YYYY-MM-DD, Thailand's calendar), and the days charged: nothing up to
+// due + grace_days; from the day after, amount (one day), and for per day
+// amount more on each following day, never above max_amount (the days
+// then stop at the one that reached it, so the count is the same whether
+// a sweep ran every day or caught up on several at once).
 func (f LateFee) Accrued(due, day string) (amount, days int64) {
 	days = daysBetween(due, day) - f.GraceDays
 	switch {
 	case days <= 0:
 		return 0, 0
 	case f.Per == LateFeeOnce:
-		return f.Amount, days
+		return f.Amount, 1
+	case f.MaxAmount != nil && f.Amount*days > *f.MaxAmount:
+		return *f.MaxAmount, min(days, (*f.MaxAmount+f.Amount-1)/f.Amount)
 	}
-	amount = f.Amount * days
-	if f.MaxAmount != nil && amount > *f.MaxAmount {
-		amount = *f.MaxAmount
-	}
-	return amount, days
+	return f.Amount * days, days
 }
 
 // daysBetween counts the days from one date (YYYY-MM-DD) to another.

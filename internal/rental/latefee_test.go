@@ -78,17 +78,17 @@ func TestLateFeeAccrued(t *testing.T) {
 	}{
 		// The example of the specification.
 		{"5,000 a day after 2 days' grace, cap 12,000", LateFee{Amount: 5000, Per: LateFeeDay, GraceDays: 2, MaxAmount: ptr[int64](12000)},
-			"2026-12-05", []int64{0, 0, 0, 5000, 10000, 12000, 12000}, []int64{0, 0, 0, 1, 2, 3, 4}},
+			"2026-12-05", []int64{0, 0, 0, 5000, 10000, 12000, 12000, 12000}, []int64{0, 0, 0, 1, 2, 3, 3, 3}},
 		{"once, grace 0: the day it becomes overdue", LateFee{Amount: 20000, Per: LateFeeOnce},
-			"2026-12-05", []int64{0, 20000, 20000, 20000}, []int64{0, 1, 2, 3}},
+			"2026-12-05", []int64{0, 20000, 20000, 20000}, []int64{0, 1, 1, 1}},
 		{"once after 3 days", LateFee{Amount: 20000, Per: LateFeeOnce, GraceDays: 3},
-			"2026-12-05", []int64{0, 0, 0, 0, 20000, 20000}, []int64{0, 0, 0, 0, 1, 2}},
+			"2026-12-05", []int64{0, 0, 0, 0, 20000, 20000}, []int64{0, 0, 0, 0, 1, 1}},
 		{"by the day, no cap", LateFee{Amount: 1000, Per: LateFeeDay},
 			"2026-12-05", []int64{0, 1000, 2000, 3000, 4000, 5000}, []int64{0, 1, 2, 3, 4, 5}},
 		{"a cap that is not a multiple", LateFee{Amount: 3000, Per: LateFeeDay, MaxAmount: ptr[int64](7000)},
-			"2026-12-05", []int64{0, 3000, 6000, 7000, 7000}, []int64{0, 1, 2, 3, 4}},
+			"2026-12-05", []int64{0, 3000, 6000, 7000, 7000}, []int64{0, 1, 2, 3, 3}},
 		{"cap equal to amount", LateFee{Amount: 3000, Per: LateFeeDay, MaxAmount: ptr[int64](3000)},
-			"2026-12-05", []int64{0, 3000, 3000}, []int64{0, 1, 2}},
+			"2026-12-05", []int64{0, 3000, 3000}, []int64{0, 1, 1}},
 		{"over the year's end", LateFee{Amount: 1000, Per: LateFeeDay, GraceDays: 1},
 			"2026-12-30", []int64{0, 0, 1000, 2000, 3000}, []int64{0, 0, 1, 2, 3}},
 		{"over February's end", LateFee{Amount: 1000, Per: LateFeeDay},
@@ -177,9 +177,10 @@ func TestAccrueLateFee(t *testing.T) {
 		}
 	}
 
-	// Days missed: the line jumps to what the day charges.
+	// Days missed: the line jumps to what the day charges, as it is after
+	// every day swept.
 	b = lateBill(rule)
-	if !b.AccrueLateFee("2026-12-20") || b.LateFeeAmount() != 12000 || b.NextLateFeeDay() != "" {
+	if !b.AccrueLateFee("2026-12-20") || lineText(b) != reading+" late_fee:Late fee (3 days):12000" || b.NextLateFeeDay() != "" {
 		t.Fatalf("after missed days: %s, next %q", lineText(b), b.NextLateFeeDay())
 	}
 	b = lateBill(&LateFee{Amount: 1000, Per: LateFeeDay})
