@@ -177,7 +177,7 @@ func TestPropertyLateFeeRefusals(t *testing.T) {
 // 2026 in a property with a late-fee rule; its bill falls due on 5
 // December.
 type lateRoom struct {
-	h              *harness
+	h               *harness
 	key, prop, room string
 }
 
