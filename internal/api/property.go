@@ -24,7 +24,7 @@ func (s *Server) getProperty(c *call) (int, any, error) {
 // propertyChange decodes a property create or update body.
 func propertyChange(body []byte) (rental.PropertyChange, error) {
 	var ch rental.PropertyChange
-	f, err := parseObject(body, "name", "address", "electricity_rate", "water_billing", "water_rate", "water_flat_amount", "due_day", "reminders")
+	f, err := parseObject(body, "name", "address", "electricity_rate", "water_billing", "water_rate", "water_flat_amount", "due_day", "reminders", "late_fee")
 	if err != nil {
 		return ch, err
 	}
@@ -37,6 +37,29 @@ func propertyChange(body []byte) (rental.PropertyChange, error) {
 		into(&ch.WaterFlatAmount, f.int, "water_flat_amount"),
 		into(&ch.DueDay, f.int, "due_day"),
 		into(&ch.Reminders, f.reminders, "reminders"),
+		into(&ch.LateFee, f.lateFee, "late_fee"),
+	)
+}
+
+// lateFee decodes a property's late_fee: an object, or null to remove the
+// rule.
+func (f fields) lateFee(name string) (rental.Optional[rental.LateFeeChange], error) {
+	var out rental.Optional[rental.LateFeeChange]
+	if _, set, null := f.raw(name); !set || null {
+		out.Set, out.Null = set, null
+		return out, nil
+	}
+	sub, set, err := f.object(name, "amount", "per", "grace_days", "max_amount")
+	out.Set = set
+	if err != nil {
+		return out, err
+	}
+	c := &out.Value
+	return out, read(
+		into(&c.Amount, sub.int, "amount"),
+		into(&c.Per, sub.string, "per"),
+		into(&c.GraceDays, sub.int, "grace_days"),
+		into(&c.MaxAmount, sub.int, "max_amount"),
 	)
 }
 

@@ -2,7 +2,7 @@
 // service's own database: webhook deliveries (webhook.go, their attempts
 // loaded and recorded in batches: batch.go), LINE sends (chat.go), slip
 // verifications with the provider (slip.go), the periodic sweeps (overdue
-// bills, payment reminders, expired payments, retention) and the
+// bills, late fees, payment reminders, expired payments, retention) and the
 // developers' monthly invoices (invoice.go). A job is inserted by the store in the same transaction as
 // the change that needs it (its arguments are store/jobargs.go's), so a
 // crash never loses one; several processes over one PostgreSQL database
@@ -68,6 +68,46 @@ func SweepReminders(ctx context.Context, db *store.DB) (int, error) {
 	})
 }
 
+// SweepLateFees brings every unpaid bill's late fee to what its rule
+// charges on its landlord's today (a sandbox's on its own clock), and
+// returns how many bills' fees changed: run every minute and at start, so
+// a process that was down catches up, the fee jumping to what the missed
+// days add up to. Safe to run anywhere at any time: each bill's fee grows
+// (with its bill.updated) exactly once a day however many sweeps overlap.
+func SweepLateFees(ctx context.Context, db *store.DB) (int, error) {
+	landlords, err := db.Read().LateFeeLandlords(ctx, rental.DayOf(db.Now()))
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for _, id := range landlords {
+		n, err := accrueLateFees(ctx, db, id, "")
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("jobs: late fees of %s: %w", id, err)
+		}
+	}
+	return total, nil
+}
+
+// accrueLateFees brings a landlord's late fees to what they are on day
+// (the landlord's today when empty), a batch a transaction so its other
+// writers wait for one batch at most, and returns how many bills changed.
+func accrueLateFees(ctx context.Context, db *store.DB, landlordID, day string) (int, error) {
+	total := 0
+	for more := true; more; {
+		err := db.InTx(ctx, func(tx *store.Tx) error {
+			n, left, err := tx.AccrueLateFees(ctx, landlordID, day)
+			total, more = total+n, left
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
 // SweepExpiredPayments expires every pending payment past its expiry and
 // returns how many; each gets its payment.failed exactly once, as above.
 func SweepExpiredPayments(ctx context.Context, db *store.DB) (int, error) {
@@ -120,6 +160,8 @@ type Options struct {
 	// OverdueEvery is how often the overdue sweep runs, and the reminder
 	// sweep; default a minute.
 	OverdueEvery time.Duration
+	// LateFeeEvery is how often the late-fee sweep runs; default a minute.
+	LateFeeEvery time.Duration
 	// ExpiryEvery is how often pending payments past their expiry are
 	// expired; default 30 seconds.
 	ExpiryEvery time.Duration
@@ -189,6 +231,9 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 	if opts.OverdueEvery <= 0 {
 		opts.OverdueEvery = time.Minute
 	}
+	if opts.LateFeeEvery <= 0 {
+		opts.LateFeeEvery = time.Minute
+	}
 	if opts.ExpiryEvery <= 0 {
 		opts.ExpiryEvery = 30 * time.Second
 	}
@@ -225,6 +270,10 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 		_, err := SweepReminders(ctx, db)
 		return err
 	}})
+	river.AddWorker(workers, &sweepWorker[store.LateFeeArgs]{sweep: func(ctx context.Context) error {
+		_, err := SweepLateFees(ctx, db)
+		return err
+	}})
 	river.AddWorker(workers, &sweepWorker[store.ExpiryArgs]{sweep: func(ctx context.Context) error {
 		_, err := SweepExpiredPayments(ctx, db)
 		return err
@@ -256,6 +305,8 @@ func New(db *store.DB, log *slog.Logger, opts Options) (*Client, error) {
 				func() (river.JobArgs, *river.InsertOpts) { return store.OverdueArgs{}, nil }, &river.PeriodicJobOpts{ID: "overdue", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.OverdueEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return store.ReminderArgs{}, nil }, &river.PeriodicJobOpts{ID: "reminders", RunOnStart: true}),
+			river.NewPeriodicJob(river.PeriodicInterval(opts.LateFeeEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return store.LateFeeArgs{}, nil }, &river.PeriodicJobOpts{ID: "late_fees", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.ExpiryEvery),
 				func() (river.JobArgs, *river.InsertOpts) { return store.ExpiryArgs{}, nil }, &river.PeriodicJobOpts{ID: "payment_expiry", RunOnStart: true}),
 			river.NewPeriodicJob(river.PeriodicInterval(opts.RetentionEvery),

@@ -62,6 +62,10 @@ type Bill struct {
 	Lines []Line `json:"lines"`
 	// Warnings are BillWarnings, derived from IssuedAt and DueDate.
 	Warnings []string `json:"warnings"`
+	// LateFee is the property's late-fee rule as it was when the bill was
+	// issued (null for none, and for a draft): the rule its late_fee line
+	// grows by.
+	LateFee *LateFee `json:"late_fee"`
 }
 
 // Price sets the bill's amounts from its rent and a reading, at the rates
@@ -139,6 +143,8 @@ type BillSource struct {
 	Charges []Charge
 	// Issue makes the bill issued at once rather than a draft.
 	Issue bool
+	// LateFee is the property's late-fee rule, which an issued bill takes.
+	LateFee *LateFee
 }
 
 // NewBill makes the bill of a room's month from its reading: the room's
@@ -162,7 +168,7 @@ func NewBill(src BillSource, now time.Time) (Bill, error) {
 		b.TenantID, b.Water.Occupants = &src.Tenant.ID, src.Tenant.Occupants
 	}
 	if src.Issue {
-		b.Status, b.IssuedAt = BillIssued, &at
+		b.Status, b.IssuedAt, b.LateFee = BillIssued, &at, src.LateFee.clone()
 	}
 	b.Warnings = BillWarnings(b.IssuedAt, b.DueDate)
 	b.Price(*src.Reading)
@@ -176,14 +182,15 @@ func BillExists(room, month, id string) *Error {
 	return Exists(id, "Room %s is billed for %s already.", room, month)
 }
 
-// Issue moves a draft to issued at now; any other state is 409
+// Issue moves a draft to issued at now, taking the property's late-fee
+// rule in force (nil: none) as the bill's; any other state is 409
 // invalid_state.
-func (b *Bill) Issue(now time.Time) error {
+func (b *Bill) Issue(now time.Time, lateFee *LateFee) error {
 	if b.Status != BillDraft {
 		return Conflict("invalid_state", "Only a draft bill can be issued; this one is %s.", b.Status)
 	}
 	at := Time{Time: now}
-	b.Status, b.IssuedAt = BillIssued, &at
+	b.Status, b.IssuedAt, b.LateFee = BillIssued, &at, lateFee.clone()
 	b.Warnings = BillWarnings(b.IssuedAt, b.DueDate)
 	return nil
 }

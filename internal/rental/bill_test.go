@@ -30,7 +30,7 @@ func TestBillTransitions(t *testing.T) {
 		do   func(b *Bill) error
 	}
 	moves := []move{
-		{"issue", func(b *Bill) error { return b.Issue(now) }},
+		{"issue", func(b *Bill) error { return b.Issue(now, nil) }},
 		{"delete", func(b *Bill) error { return b.Delete() }},
 		{"pay link", func(b *Bill) error { return b.CheckPayable() }},
 		{"correct reading", func(b *Bill) error { return b.Correct() }},

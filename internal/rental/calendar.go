@@ -72,3 +72,22 @@ func BegunMonthStart(param, month string, now time.Time) (time.Time, error) {
 func MonthDays(start time.Time) (first, last string) {
 	return DayOf(start), DayOf(start.AddDate(0, 1, -1))
 }
+
+// daysBetween counts the days from one date (YYYY-MM-DD) to another.
+func daysBetween(from, to string) int64 {
+	a, errA := time.Parse(time.DateOnly, from)
+	b, errB := time.Parse(time.DateOnly, to)
+	if errA != nil || errB != nil {
+		return 0
+	}
+	return int64(b.Sub(a) / (24 * time.Hour))
+}
+
+// AddDays is the date (YYYY-MM-DD) n days after day.
+func AddDays(day string, n int) string {
+	t, err := time.Parse(time.DateOnly, day)
+	if err != nil {
+		return day
+	}
+	return t.AddDate(0, 0, n).Format(time.DateOnly)
+}

@@ -50,6 +50,9 @@ type Property struct {
 	UpdatedAt       Time   `json:"updated_at"`
 	// Reminders is the schedule of payment reminders; nil when off.
 	Reminders *Reminders `json:"reminders"`
+	// LateFee is the fine of the property's unpaid bills (nil: none); a
+	// bill takes the rule in force when it is issued.
+	LateFee *LateFee `json:"late_fee"`
 }
 
 // Optional is a request field that may be absent, present, or (for
@@ -75,6 +78,8 @@ type PropertyChange struct {
 	DueDay          Optional[int64]
 	// Reminders replaces the schedule; null turns reminders off.
 	Reminders Optional[ReminderChange]
+	// LateFee replaces the whole rule; null removes it.
+	LateFee Optional[LateFeeChange]
 }
 
 // NewProperty validates a create body and returns the property it describes
@@ -156,6 +161,16 @@ func (p *Property) Apply(c PropertyChange) error {
 		default:
 			v := c.WaterFlatAmount.Value
 			next.WaterFlatAmount = &v
+		}
+	}
+	if c.LateFee.Set {
+		next.LateFee = nil
+		if !c.LateFee.Null {
+			f, err := NewLateFee(c.LateFee.Value)
+			if err != nil {
+				return err
+			}
+			next.LateFee = f
 		}
 	}
 	if next.WaterBilling == WaterMetered {

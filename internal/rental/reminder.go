@@ -106,7 +106,7 @@ func RemindersDue(last string, now time.Time) (day string, ok bool) {
 // day.
 func ReminderDays(from, to time.Time) []string {
 	var days []string
-	for day := DayOf(from); ; day = nextDay(day) {
+	for day := DayOf(from); ; day = AddDays(day, 1) {
 		at := ReminderTime(day)
 		if at.After(to) {
 			return days
@@ -115,18 +115,6 @@ func ReminderDays(from, to time.Time) []string {
 			days = append(days, day)
 		}
 	}
-}
-
-func nextDay(day string) string {
-	t, _ := time.Parse(time.DateOnly, day)
-	return t.AddDate(0, 0, 1).Format(time.DateOnly)
-}
-
-// daysBetween is to − from in whole days, for YYYY-MM-DD dates.
-func daysBetween(from, to string) int64 {
-	f, _ := time.Parse(time.DateOnly, from)
-	t, _ := time.Parse(time.DateOnly, to)
-	return int64(t.Sub(f).Hours() / 24)
 }
 
 // DueDates are the due dates of the bills that get a reminder on day under

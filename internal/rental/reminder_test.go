@@ -217,7 +217,7 @@ func TestBillWarnings(t *testing.T) {
 	if d.Warnings == nil || len(d.Warnings) != 0 {
 		t.Fatalf("a draft's warnings %#v", d.Warnings)
 	}
-	if err := d.Issue(now); err != nil || !slices.Equal(d.Warnings, []string{WarningShortNotice}) {
+	if err := d.Issue(now, nil); err != nil || !slices.Equal(d.Warnings, []string{WarningShortNotice}) {
 		t.Fatalf("issued later: %v %v", d.Warnings, err)
 	}
 }

@@ -11,11 +11,11 @@ import (
 
 const billColumns = `id, room_id, property_id, tenant_id, reading_id, month, status, rent, e_usage, e_rate, e_amount,
 	w_usage, w_rate, w_amount, w_billing, occupants, total, amount_paid, due_date, issued_at, paid_at, overdue_at, created_at, updated_at,
-	` + receiptColumns + `, lines`
+	` + receiptColumns + `, lines, late_fee`
 
 func (q *Queries) scanBill(sc *scanner, b *rental.Bill) error {
 	*b = rental.Bill{Object: "bill", Currency: rental.Currency}
-	var tenant, receipt, receiptURL sql.NullString
+	var tenant, receipt, receiptURL, lateFee sql.NullString
 	var lines string
 	var issued, paid, overdue, receiptIssued nullInteger
 	var created, updated integer
@@ -23,11 +23,14 @@ func (q *Queries) scanBill(sc *scanner, b *rental.Bill) error {
 	err := sc.Scan(&b.ID, &b.RoomID, &b.PropertyID, &tenant, &b.ReadingID, &b.Month, &b.Status, (*integer)(&b.Rent),
 		(*integer)(&e.Usage), (*integer)(&e.Rate), (*integer)(&e.Amount), (*integer)(&w.Usage), (*integer)(&w.Rate), (*integer)(&w.Amount),
 		&w.Billing, (*integer)(&w.Occupants), (*integer)(&b.Total), (*integer)(&b.AmountPaid), &b.DueDate, &issued, &paid, &overdue, &created, &updated,
-		&receipt, &receiptIssued, &receiptURL, &lines)
+		&receipt, &receiptIssued, &receiptURL, &lines, &lateFee)
 	if err != nil {
 		return err
 	}
 	if b.Lines, err = decodeLines(lines); err != nil {
+		return err
+	}
+	if b.LateFee, err = decodeLateFee(lateFee); err != nil {
 		return err
 	}
 	if tenant.Valid {
@@ -103,9 +106,11 @@ func (tx *Tx) saveBill(ctx context.Context, acct *rental.Account, b *rental.Bill
 	}
 	e, w := b.Electricity, b.Water
 	_, err = tx.c.ExecContext(ctx, `UPDATE bills SET status = $3, e_usage = $4, e_rate = $5, e_amount = $6, w_usage = $7, w_rate = $8,
-			w_amount = $9, total = $10, amount_paid = $11, issued_at = $12, paid_at = $13, overdue_at = $14, updated_at = $15, lines = $16
+			w_amount = $9, total = $10, amount_paid = $11, issued_at = $12, paid_at = $13, overdue_at = $14, updated_at = $15, lines = $16,
+			late_fee = $17, late_fee_amount = $18, late_fee_next = $19
 		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, b.ID, b.Status, e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount,
-		b.Total, b.AmountPaid, nullTime(b.IssuedAt), nullTime(b.PaidAt), nullTime(b.OverdueAt), ms(tx.Now), lines)
+		b.Total, b.AmountPaid, nullTime(b.IssuedAt), nullTime(b.PaidAt), nullTime(b.OverdueAt), ms(tx.Now), lines,
+		encodeLateFee(b.LateFee), b.LateFeeAmount(), lateFeeNext(b))
 	if err != nil {
 		return fmt.Errorf("store: update bill: %w", err)
 	}
@@ -115,7 +120,8 @@ func (tx *Tx) saveBill(ctx context.Context, acct *rental.Account, b *rental.Bill
 	return tx.settleBill(ctx, acct, b)
 }
 
-// IssueBill moves a draft to issued; any other state is 409 invalid_state.
+// IssueBill moves a draft to issued, with its property's late-fee rule in
+// force now; any other state is 409 invalid_state.
 func (tx *Tx) IssueBill(ctx context.Context, acct *rental.Account, id string) (*rental.Bill, error) {
 	if err := tx.lock(ctx, "bills", "bill", acct.LandlordID, id); err != nil {
 		return nil, err
@@ -124,7 +130,11 @@ func (tx *Tx) IssueBill(ctx context.Context, acct *rental.Account, id string) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := b.Issue(tx.Now); err != nil {
+	prop, err := tx.GetProperty(ctx, acct, b.PropertyID)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Issue(tx.Now, prop.LateFee); err != nil {
 		return nil, err
 	}
 	return b, tx.saveBill(ctx, acct, b)

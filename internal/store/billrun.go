@@ -129,7 +129,7 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 	srcs := make([]rental.BillSource, len(rooms))
 	index := map[string]int{}
 	for i, r := range rooms {
-		srcs[i] = rental.BillSource{Room: r, DueDay: prop.DueDay, Month: month, Issue: issue}
+		srcs[i] = rental.BillSource{Room: r, DueDay: prop.DueDay, Month: month, Issue: issue, LateFee: prop.LateFee}
 		index[r.ID] = i
 	}
 	for i := range readings {
@@ -190,10 +190,11 @@ func (tx *Tx) insertBills(ctx context.Context, acct *rental.Account, bills []ren
 		e, w := b.Electricity, b.Water
 		rows[i] = []any{b.ID, acct.LandlordID, b.PropertyID, b.RoomID, b.TenantID, b.ReadingID, b.Month, b.Status, b.Rent,
 			e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount, w.Billing, w.Occupants, b.Total, b.DueDate, nullTime(b.IssuedAt),
-			ms(b.CreatedAt.Time), ms(b.UpdatedAt.Time), lines}
+			ms(b.CreatedAt.Time), ms(b.UpdatedAt.Time), lines, encodeLateFee(b.LateFee), b.LateFeeAmount(), lateFeeNext(&b)}
 	}
 	stmts := insertRows(`INSERT INTO bills (id, landlord_id, property_id, room_id, tenant_id, reading_id, month, status, rent,
-			e_usage, e_rate, e_amount, w_usage, w_rate, w_amount, w_billing, occupants, total, due_date, issued_at, created_at, updated_at, lines)
+			e_usage, e_rate, e_amount, w_usage, w_rate, w_amount, w_billing, occupants, total, due_date, issued_at, created_at, updated_at, lines,
+			late_fee, late_fee_amount, late_fee_next)
 		VALUES `, "store: create bills", rows)
 	exists := rental.Exists("", "A room of this run was billed for %s by another request meanwhile; run it again.", bills[0].Month)
 	if room != "" {

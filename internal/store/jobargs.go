@@ -87,6 +87,12 @@ type ReminderArgs struct{}
 // Kind names the job in the queue.
 func (ReminderArgs) Kind() string { return "reminder_sweep" }
 
+// LateFeeArgs asks for a sweep of unpaid bills whose late fee grows.
+type LateFeeArgs struct{}
+
+// Kind names the job in the queue.
+func (LateFeeArgs) Kind() string { return "late_fee_sweep" }
+
 // ExpiryArgs asks for a sweep of pending payments past their expiry.
 type ExpiryArgs struct{}
 

@@ -11,22 +11,28 @@ import (
 )
 
 const propertyColumns = `id, name, address, electricity_rate, water_billing, water_rate, water_flat_amount, due_day,
-	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at, reminders`
+	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at, reminders, late_fee`
 
 func scanProperty(sc *scanner, p *rental.Property) error {
 	*p = rental.Property{Object: "property", Currency: rental.Currency}
 	var flat nullInteger
 	var created, updated integer
-	var reminders sql.NullString
+	var reminders, lateFee sql.NullString
 	err := sc.Scan(&p.ID, &p.Name, &p.Address, (*integer)(&p.ElectricityRate), &p.WaterBilling, (*integer)(&p.WaterRate), &flat, (*integer)(&p.DueDay),
-		(*integer)(&p.RoomCount), &created, &updated, &reminders)
+		(*integer)(&p.RoomCount), &created, &updated, &reminders, &lateFee)
 	if flat.Valid {
 		p.WaterFlatAmount = &flat.Int64
 	}
 	p.CreatedAt, p.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
-	if err == nil && reminders.Valid {
-		p.Reminders, err = decodeReminders(reminders.String)
+	if err != nil {
+		return err
 	}
+	if reminders.Valid {
+		if p.Reminders, err = decodeReminders(reminders.String); err != nil {
+			return err
+		}
+	}
+	p.LateFee, err = decodeLateFee(lateFee)
 	return err
 }
 
@@ -84,9 +90,10 @@ func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental
 		return nil, err
 	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO properties (id, landlord_id, name, address, electricity_rate, water_billing, water_rate,
-			water_flat_amount, due_day, created_at, updated_at, reminders)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)`,
-		p.ID, acct.LandlordID, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now), reminders)
+			water_flat_amount, due_day, created_at, updated_at, reminders, late_fee)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12)`,
+		p.ID, acct.LandlordID, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now), reminders,
+		encodeLateFee(p.LateFee))
 	if err != nil {
 		return nil, fmt.Errorf("store: create property: %w", err)
 	}
@@ -116,9 +123,10 @@ func (tx *Tx) UpdateProperty(ctx context.Context, acct *rental.Account, id strin
 		return nil, err
 	}
 	_, err = tx.c.ExecContext(ctx, `UPDATE properties SET name = $3, address = $4, electricity_rate = $5, water_billing = $6,
-			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10, reminders = $11
+			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10, reminders = $11, late_fee = $12
 		WHERE landlord_id = $1 AND id = $2`,
-		acct.LandlordID, id, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now), reminders)
+		acct.LandlordID, id, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now), reminders,
+		encodeLateFee(p.LateFee))
 	if err != nil {
 		return nil, fmt.Errorf("store: update property: %w", err)
 	}
@@ -134,7 +142,7 @@ func sameProperty(a, b rental.Property) bool {
 	}
 	return a.Name == b.Name && a.Address == b.Address && a.ElectricityRate == b.ElectricityRate &&
 		a.WaterBilling == b.WaterBilling && a.WaterRate == b.WaterRate && flat(a) == flat(b) && a.DueDay == b.DueDay &&
-		sameReminders(a.Reminders, b.Reminders)
+		sameReminders(a.Reminders, b.Reminders) && rental.SameLateFee(a.LateFee, b.LateFee)
 }
 
 func sameReminders(a, b *rental.Reminders) bool {
