@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# month.sh: a whole property's month, two ways, on each engine: (a) a
+# reading POST and a bill POST per room, and (b) one readings batch and
+# one bill run, each on a property of its own with the same rooms and
+# tenants. Prints wall time, requests and the server's CPU time for each
+# (bench/month). See bench/README.md.
+#
+#   bench/month.sh
+#   RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' bench/month.sh
+#   ROOMS=500 CONNECTIONS=8 ROUNDS=3 bench/month.sh
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+rooms="${ROOMS:-500}"
+conns="${CONNECTIONS:-8}"
+rounds="${ROUNDS:-3}"
+work=$(mktemp -d)
+schema=""
+declare -A pid
+cleanup() {
+	for p in "${pid[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	if [ -n "$schema" ]; then psql -q "$RENTAPI_BENCH_POSTGRES" -c "DROP SCHEMA $schema CASCADE" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/rentapi" ./cmd/rentapi
+go build -o "$work/cycle" ./bench/cycle
+go build -o "$work/month" ./bench/month
+echo "rentapi $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cmd internal || echo '+changes'), $rooms rooms, (a) at $conns in flight, load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# month ENGINE DSN: serves DSN with the per-second limits off, links a
+# landlord on the pro plan (cycle seed) and measures the month, each round
+# on two new properties.
+month() {
+	local engine="$1" dsn="$2" url key
+	env RENTAPI_DB="$dsn" RENTAPI_SECRET_FILE="$work/secret-$engine" "$work/rentapi" serve --addr 127.0.0.1:0 --rate-limits=false \
+		>"$work/$engine.out" 2>"$work/$engine.log" &
+	pid[$engine]=$!
+	for _ in $(seq 100); do grep -q 'listening on' "$work/$engine.out" && break; sleep 0.1; done
+	url=$(grep -o 'http://[0-9.:]*' "$work/$engine.out" | tail -1)
+	[ -n "$url" ] || { echo "$engine did not start:" >&2; cat "$work/$engine.log" >&2; exit 1; }
+	key=$("$work/cycle" -db "$dsn" -secret-file "$work/secret-$engine" -bills 1 -months 1 seed 2>>"$work/seed.log")
+	for r in $(seq "$rounds"); do
+		echo "$engine, round $r:"
+		"$work/month" -url "$url" -key "$key" -rooms "$rooms" -c "$conns" -pid "${pid[$engine]}" -month "$(date -d "-$r month" +%Y-%m)"
+	done
+	kill "${pid[$engine]}"
+	wait "${pid[$engine]}" 2>/dev/null || true
+	unset "pid[$engine]"
+}
+
+month sqlite "sqlite:$work/bench.db"
+if [ -n "${RENTAPI_BENCH_POSTGRES:-}" ]; then
+	schema="bench_$RANDOM$RANDOM"
+	psql -q "$RENTAPI_BENCH_POSTGRES" -c "CREATE SCHEMA $schema"
+	sep='?'; [[ "$RENTAPI_BENCH_POSTGRES" == *\?* ]] && sep='&'
+	month postgres "$RENTAPI_BENCH_POSTGRES${sep}search_path=$schema"
+else
+	echo "RENTAPI_BENCH_POSTGRES is not set: no PostgreSQL rows" >&2
+fi
