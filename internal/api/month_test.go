@@ -486,3 +486,80 @@ func TestMonthStoryTwoProcesses(t *testing.T) {
 		t.Fatalf("events on one process:\n%s\non two:\n%s", strings.Join(oneEvents, "\n"), strings.Join(twoEvents, "\n"))
 	}
 }
+
+// In live mode the reminders of a bill left unpaid reach LINE: three days
+// and one day before its due date and two days after, each pushed once
+// whatever the number of sweeps that run on each day, with its own retry
+// key, the process's clock moved day by day as real time would move it.
+func TestRemindersOverLINE(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		line := newFakeLINE(t)
+		h := chatHarness(t, e, line)
+		p := newPayee(t, h, rental.LandlordStandard)
+		registerTenant(t, h, billTenant(t, h, p))
+		bill := h.do(req{key: p.key, method: "GET", path: "/v1/bills/" + p.bill}).data()
+		res := h.do(req{key: p.key, method: "PATCH", path: "/v1/properties/" + bill["property_id"].(string),
+			body: map[string]any{"reminders": map[string]any{"before_due_days": []int{3, 1}, "after_due_days": []int{2}}}})
+		want(t, res, http.StatusOK)
+		due, err := time.ParseInLocation(time.DateOnly, bill["due_date"].(string), bangkok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sweeps := []func(context.Context, *store.DB) (int, error){jobs.SweepOverdue, jobs.SweepLateFees, jobs.SweepReminders}
+		pushedOn := map[string]int{}
+		for d := -4; d <= 4; d++ {
+			day := due.AddDate(0, 0, d)
+			for _, at := range []time.Time{day.Add(8 * time.Hour), day.Add(9*time.Hour + time.Minute), day.Add(15 * time.Hour)} {
+				if gap := at.Sub(e.Clock.Now()); gap > 0 {
+					e.Clock.Advance(gap)
+				}
+				var wg sync.WaitGroup
+				for range 2 {
+					for _, sweep := range sweeps {
+						wg.Go(func() {
+							if _, err := sweep(t.Context(), e.DB); err != nil {
+								t.Errorf("sweep: %v", err)
+							}
+						})
+					}
+				}
+				wg.Wait()
+				h.settleChat()
+			}
+			n, _ := line.pushes()
+			pushedOn[day.Format("01-02")] = n
+		}
+		var days []string
+		for d := -4; d <= 4; d++ {
+			day := due.AddDate(0, 0, d).Format("01-02")
+			if prev := due.AddDate(0, 0, d-1).Format("01-02"); pushedOn[day] > pushedOn[prev] {
+				days = append(days, fmt.Sprintf("%s+%d", day, pushedOn[day]-pushedOn[prev]))
+			}
+		}
+		wantDays := []string{due.AddDate(0, 0, -3).Format("01-02") + "+1", due.AddDate(0, 0, -1).Format("01-02") + "+1",
+			due.AddDate(0, 0, 2).Format("01-02") + "+1"}
+		if fmt.Sprint(days) != fmt.Sprint(wantDays) {
+			t.Fatalf("pushes by day %v, want %v", days, wantDays)
+		}
+		pushes, accepted := line.pushes()
+		if pushes != 3 || len(accepted) != 3 {
+			t.Fatalf("%d pushes, %d accepted", pushes, len(accepted))
+		}
+		for _, m := range accepted {
+			if !strings.Contains(string(m), rental.Baht(p.total)) {
+				t.Fatalf("a reminder without the bill's total %s: %s", rental.Baht(p.total), m)
+			}
+		}
+		var reminders int
+		for _, n := range list(t, h, p.key, "/v1/notifications?bill_id="+p.bill) {
+			if n["type"] != "payment_reminder" || n["trigger"] != "schedule" || n["status"] != rental.NotificationSent || n["attempts"] != float64(1) {
+				t.Fatalf("notification %v", n)
+			}
+			reminders++
+		}
+		if reminders != 3 {
+			t.Fatalf("%d reminders", reminders)
+		}
+	})
+}
