@@ -165,6 +165,13 @@ func benchLateFees(b *testing.B, e storetest.Engine) {
 			b.Fatal(err)
 		}
 	}
+	if e.Name == "postgres" {
+		// Statistics, as a table of that size has in production (the
+		// autovacuum daemon gathers them a while after the inserts).
+		if _, err := e.DB.WritePool().ExecContext(ctx, `ANALYZE bills`); err != nil {
+			b.Fatal(err)
+		}
+	}
 	// 2026-12-06 00:00 in Bangkok, the first day the bills are late.
 	day := time.Date(2026, 12, 5, 17, 0, 0, 0, time.UTC)
 	e.Clock.Advance(day.Sub(e.Clock.Now()))

@@ -267,12 +267,21 @@ func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
 	if tx.quiet || e.read && e.landlordID == acct.LandlordID && e.mode == acct.Mode() {
 		return
 	}
-	tx.Ahead(database.Stmt{SQL: tx.endpointsQuery(), Args: []any{acct.LandlordID, string(acct.Mode()), rental.EndpointEnabled},
+	tx.Ahead(tx.endpointsRead(acct))
+}
+
+// endpointsRead is the statement that reads the endpoints the events of
+// the transaction go to, as readEndpointsAhead queues it: for a caller
+// that sends it with statements of its own on either engine (a sweep
+// recording an event per row), under the same condition.
+func (tx *Tx) endpointsRead(acct *rental.Account) database.Stmt {
+	e := &tx.endpoints
+	return database.Stmt{SQL: tx.endpointsQuery(), Args: []any{acct.LandlordID, string(acct.Mode()), rental.EndpointEnabled},
 		What: "store: endpoints for event", Rows: func(rows database.Rows) error {
 			list, err := scanLinkedEndpoints(rows)
 			*e = linkedEndpoints{read: err == nil, landlordID: acct.LandlordID, mode: acct.Mode(), list: list}
 			return err
-		}})
+		}}
 }
 
 // endpointHealth keeps each endpoint's record of failing after its

@@ -79,8 +79,9 @@ const LateFeeBatch = 500
 // the charge it was read with (late_fee_amount), so of two sweeps only
 // one changes it, and the other finds it done. The reads and writes are
 // by the batch: one query reads the bills, one statement per 64 writes
-// them (all in one round trip with the read of pending payments), and the
-// events go with the commit.
+// them (all in one round trip with the reads of pending payments and of
+// the webhook endpoints the events go to), and the events go with the
+// commit, 64 a statement.
 func (tx *Tx) AccrueLateFees(ctx context.Context, landlordID, day string) (changed int, more bool, err error) {
 	acct, err := tx.landlordAccount(ctx, landlordID)
 	if err != nil {
@@ -154,6 +155,9 @@ func (tx *Tx) AccrueLateFees(ctx context.Context, landlordID, day string) (chang
 			}
 			return r.Err()
 		}})
+	// The bills' events go to the landlord's endpoints: read once, here,
+	// rather than at each event.
+	stmts = append(stmts, tx.endpointsRead(acct))
 	if err := tx.ExecAll(ctx, stmts); err != nil {
 		return 0, false, err
 	}
@@ -189,7 +193,10 @@ func (tx *Tx) AccrueLateFees(ctx context.Context, landlordID, day string) (chang
 // statement (a few texts to prepare, as insertRows): each row changes its
 // bill only if the bill is the landlord's, unpaid and still charged what
 // it was read with; updated_at moves for a bill whose charge changed.
-// rows reads the IDs of the bills written.
+// rows reads the IDs of the bills written. (The CAST in the condition
+// is for SQLite's planner: on a plain column of v it would index v and
+// scan the landlord's bills, where it should look each row's bill up by
+// its ID.)
 func lateFeeUpdates(landlordID string, now int64, rows [][]any, read func(database.Rows) error) []database.Stmt {
 	var out []database.Stmt
 	for len(rows) > 0 {
@@ -213,7 +220,7 @@ func lateFeeUpdates(landlordID string, now int64, rows [][]any, read func(databa
 			args = append(args, r...)
 		}
 		q.WriteString(`) AS v
-		WHERE bills.landlord_id = $1 AND bills.id = v.column1 AND bills.late_fee_amount = v.column6 AND bills.status IN ($3, $4)
+		WHERE bills.landlord_id = $1 AND bills.id = v.column1 AND bills.late_fee_amount = CAST(v.column6 AS BIGINT) AND bills.status IN ($3, $4)
 		RETURNING id`)
 		out = append(out, database.Stmt{SQL: q.String(), Args: args, What: "store: late fees", Rows: read})
 	}

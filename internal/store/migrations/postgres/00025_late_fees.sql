@@ -12,9 +12,9 @@ ALTER TABLE bills ADD COLUMN late_fee TEXT;
 ALTER TABLE bills ADD COLUMN late_fee_amount BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE bills ADD COLUMN late_fee_next TEXT;
 -- Who has work today (the sweep's first query), and a landlord's bills
--- with work.
+-- with work, in the order a batch takes them.
 CREATE INDEX bills_late_fee_due ON bills (late_fee_next, landlord_id) WHERE late_fee_next IS NOT NULL;
-CREATE INDEX bills_late_fee ON bills (landlord_id, late_fee_next) WHERE late_fee_next IS NOT NULL;
+CREATE INDEX bills_late_fee ON bills (landlord_id, late_fee_next, id) WHERE late_fee_next IS NOT NULL;
 
 -- +goose Down
 DROP INDEX bills_late_fee;
