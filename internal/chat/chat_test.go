@@ -40,3 +40,28 @@ func TestBillMessageShowsEveryLine(t *testing.T) {
 		t.Errorf("a charge's line is shown with an empty English name or its ID:\n%s", text)
 	}
 }
+
+// An overdue bill's reminder shows its late fee like any line, in Thai
+// and English, and asks for the total with it.
+func TestBillMessageShowsLateFee(t *testing.T) {
+	t.Parallel()
+	b := &rental.Bill{Month: "2026-11", DueDate: "2026-12-05", Status: rental.BillOverdue, Total: 451000, AmountPaid: 100000, Lines: []rental.Line{
+		{Type: rental.LineRent, Description: "Rent", Amount: 350000},
+		{Type: rental.LineElectricity, Description: "Electricity", Amount: 80000},
+		{Type: rental.LineWater, Description: "Water", Amount: 9000},
+		{Type: rental.LineLateFee, Description: "Late fee (3 days)", Amount: 12000},
+	}}
+	msgs, err := chat.Messages(rental.BillNotice(rental.NotifyPaymentReminder, b, "Baan Suk", "204", "https://rentapi.test/pay/x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"ค่าปรับชำระล่าช้า / Late fee"`, `"120.00 ฿"`, `"4,510.00 บาท (THB)"`, `3,510.00 บาท`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("the message does not show %s:\n%s", want, raw)
+		}
+	}
+}
