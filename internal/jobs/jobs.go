@@ -2,12 +2,13 @@
 // service's own database: webhook deliveries (webhook.go, their attempts
 // loaded and recorded in batches: batch.go), LINE sends (chat.go), slip
 // verifications with the provider (slip.go), the periodic sweeps (overdue
-// bills, late fees, payment reminders, expired payments, retention) and the
-// developers' monthly invoices (invoice.go). A job is inserted by the store in the same transaction as
-// the change that needs it (its arguments are store/jobargs.go's), so a
-// crash never loses one; several processes over one PostgreSQL database
-// share the work, and each job runs once. What an attempt's outcome leads
-// to (a retry, its time, an endpoint disabled) is rental's rule.
+// bills, late fees, payment reminders, expired payments, retention) and
+// the developers' monthly invoices (invoice.go). A job is inserted by the
+// store in the same transaction as the change that needs it (its
+// arguments are store/jobargs.go's), so a crash never loses one; several
+// processes over one PostgreSQL database share the work, and each job
+// runs once. What an attempt's outcome leads to (a retry, its time, an
+// endpoint disabled) is rental's rule.
 package jobs
 
 import (

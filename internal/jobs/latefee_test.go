@@ -110,8 +110,8 @@ func TestLateFeesExactlyOnce(t *testing.T) {
 // bill's fee by one day (bill.updated each). The bills are seeded with
 // direct inserts; each iteration moves the clock on a day and sweeps.
 //
-//	go test ./internal/jobs -run '^$' -bench LateFees -benchtime 3x
-//	RENTAPI_TEST_POSTGRES=... go test ./internal/jobs -run '^$' -bench LateFees -benchtime 3x
+//	go test ./internal/jobs -run '^$' -bench LateFees -benchtime 2x -timeout 30m
+//	RENTAPI_TEST_POSTGRES=... go test ./internal/jobs -run '^$' -bench LateFees -benchtime 2x -timeout 30m
 func BenchmarkLateFees(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) { benchLateFees(b, storetest.SQLite(b)) })
 	b.Run("postgres", func(b *testing.B) {
