@@ -18,46 +18,8 @@ import (
 // grace, no cap) with n rooms, each with its issued bill of November 2026,
 // due on 5 December.
 func lateFeeBills(t *testing.T, db *store.DB, acct *rental.Account, n int) []rental.Bill {
-	t.Helper()
-	ctx := t.Context()
-	var bills []rental.Bill
-	err := db.InTx(ctx, func(tx *store.Tx) error {
-		p, err := rental.NewProperty(rental.PropertyChange{Name: rental.Of("Late"), ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800),
-			LateFee: rental.Of(rental.LateFeeChange{Amount: rental.Of[int64](1000), Per: rental.Of(rental.LateFeeDay)})})
-		if err != nil {
-			return err
-		}
-		prop, err := tx.CreateProperty(ctx, acct, p)
-		if err != nil {
-			return err
-		}
-		for i := range n {
-			r, err := rental.NewRoom(prop.ID, rental.RoomChange{Number: rental.Of(fmt.Sprint(i)), MonthlyRent: rental.Of[int64](300_000)})
-			if err != nil {
-				return err
-			}
-			room, err := tx.CreateRoom(ctx, acct, r)
-			if err != nil {
-				return err
-			}
-			_, err = tx.CreateReading(ctx, acct, store.ReadingInput{RoomID: room.ID, Month: "2026-11",
-				Electricity: rental.PartInput{Set: true, Previous: rental.Of[rental.Quantity](0), Current: rental.Of[rental.Quantity](100_000)},
-				Water:       rental.PartInput{Set: true, Previous: rental.Of[rental.Quantity](0), Current: rental.Of[rental.Quantity](5_000)}})
-			if err != nil {
-				return err
-			}
-			b, err := tx.CreateBill(ctx, acct, room.ID, "2026-11", true)
-			if err != nil {
-				return err
-			}
-			bills = append(bills, *b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bills
+	return storetest.IssuedBills(t, db, acct, rental.PropertyChange{ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800),
+		LateFee: rental.Of(rental.LateFeeChange{Amount: rental.Of[int64](1000), Per: rental.Of(rental.LateFeeDay)})}, "2026-11", n)
 }
 
 // Late fees grow at 00:00 Thailand time, exactly once a bill and day

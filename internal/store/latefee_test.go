@@ -22,48 +22,8 @@ func theRule() rental.LateFeeChange {
 // lateFeeBills makes a property with the late-fee rule and n rooms, each
 // with its issued bill of November 2026, due on 5 December.
 func lateFeeBills(t *testing.T, db *store.DB, acct *rental.Account, n int, rule rental.LateFeeChange) []rental.Bill {
-	t.Helper()
-	ctx := t.Context()
-	var bills []rental.Bill
-	err := db.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.SetPromptPay(ctx, acct.LandlordID, promptpayMobile, ""); err != nil {
-			return err
-		}
-		p := newProperty(t, "Late fees "+rental.NewID("p"))
-		if err := p.Apply(rental.PropertyChange{LateFee: rental.Of(rule)}); err != nil {
-			return err
-		}
-		prop, err := tx.CreateProperty(ctx, acct, p)
-		if err != nil {
-			return err
-		}
-		for i := range n {
-			r, err := rental.NewRoom(prop.ID, rental.RoomChange{Number: rental.Of(fmt.Sprintf("L%03d", i)), MonthlyRent: rental.Of[int64](300_000)})
-			if err != nil {
-				return err
-			}
-			room, err := tx.CreateRoom(ctx, acct, r)
-			if err != nil {
-				return err
-			}
-			_, err = tx.CreateReading(ctx, acct, store.ReadingInput{RoomID: room.ID, Month: "2026-11",
-				Electricity: rental.PartInput{Set: true, Previous: rental.Of[rental.Quantity](1_000_000), Current: rental.Of[rental.Quantity](1_100_000)},
-				Water:       rental.PartInput{Set: true, Previous: rental.Of[rental.Quantity](50_000), Current: rental.Of[rental.Quantity](55_000)}})
-			if err != nil {
-				return err
-			}
-			b, err := tx.CreateBill(ctx, acct, room.ID, "2026-11", true)
-			if err != nil {
-				return err
-			}
-			bills = append(bills, *b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bills
+	return storetest.IssuedBills(t, db, acct, rental.PropertyChange{ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800),
+		LateFee: rental.Of(rule)}, "2026-11", n)
 }
 
 // at moves the engine's clock to a minute past 00:00 Thailand time of day.

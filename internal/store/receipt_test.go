@@ -261,45 +261,8 @@ var promptpayMobile = promptpay.Receiver{Kind: promptpay.Mobile, ID: "0812345678
 // newBills makes n issued bills of this month for the landlord, one a room
 // of a new property.
 func newBills(t *testing.T, db *store.DB, acct *rental.Account, n int) []rental.Bill {
-	t.Helper()
-	ctx := t.Context()
-	var bills []rental.Bill
-	err := db.InTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.SetPromptPay(ctx, acct.LandlordID, promptpayMobile, ""); err != nil {
-			return err
-		}
-		prop, err := tx.CreateProperty(ctx, acct, newProperty(t, "Receipts "+rental.NewID("p")))
-		if err != nil {
-			return err
-		}
-		month := rental.MonthOf(tx.Now)
-		for i := range n {
-			r, err := rental.NewRoom(prop.ID, rental.RoomChange{Number: rental.Of(fmt.Sprintf("R%03d", i)), MonthlyRent: rental.Of[int64](300_000)})
-			if err != nil {
-				return err
-			}
-			room, err := tx.CreateRoom(ctx, acct, r)
-			if err != nil {
-				return err
-			}
-			_, err = tx.CreateReading(ctx, acct, store.ReadingInput{RoomID: room.ID, Month: month,
-				Electricity: rental.PartInput{Set: true, Previous: rental.Of[rental.Quantity](1_000_000), Current: rental.Of[rental.Quantity](1_100_000)},
-				Water:       rental.PartInput{Set: true, Previous: rental.Of[rental.Quantity](50_000), Current: rental.Of[rental.Quantity](55_000)}})
-			if err != nil {
-				return err
-			}
-			b, err := tx.CreateBill(ctx, acct, room.ID, month, true)
-			if err != nil {
-				return err
-			}
-			bills = append(bills, *b)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bills
+	return storetest.IssuedBills(t, db, acct, rental.PropertyChange{ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)},
+		rental.MonthOf(db.Now()), n)
 }
 
 // Fifty bills of one landlord paid at once by two processes (two stores

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
 	"rentapi/internal/secret"
 	"rentapi/internal/store"
@@ -292,4 +293,57 @@ func dumpTable(t testing.TB, pool *sql.DB, table string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// IssuedBills makes a property from ch (a name is given when ch has none)
+// with n rooms, each with its reading of month (100 kWh and 5 m³) and its
+// issued bill, for the landlord, whose PromptPay receiver it sets so the
+// bills are payable: the bills a test of payments, receipts or late fees
+// starts from.
+func IssuedBills(t testing.TB, db *store.DB, acct *rental.Account, ch rental.PropertyChange, month string, n int) []rental.Bill {
+	t.Helper()
+	ctx := t.Context()
+	if !ch.Name.Set {
+		ch.Name = rental.Of("Bills " + rental.NewID("p"))
+	}
+	p, err := rental.NewProperty(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bills []rental.Bill
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.SetPromptPay(ctx, acct.LandlordID, promptpay.Receiver{Kind: promptpay.Mobile, ID: "0812345678"}, ""); err != nil {
+			return err
+		}
+		prop, err := tx.CreateProperty(ctx, acct, p)
+		if err != nil {
+			return err
+		}
+		for i := range n {
+			r, err := rental.NewRoom(prop.ID, rental.RoomChange{Number: rental.Of(fmt.Sprintf("B%03d", i)), MonthlyRent: rental.Of[int64](300_000)})
+			if err != nil {
+				return err
+			}
+			room, err := tx.CreateRoom(ctx, acct, r)
+			if err != nil {
+				return err
+			}
+			_, err = tx.CreateReading(ctx, acct, store.ReadingInput{RoomID: room.ID, Month: month,
+				Electricity: rental.PartInput{Set: true, Previous: rental.Of[rental.Quantity](1_000_000), Current: rental.Of[rental.Quantity](1_100_000)},
+				Water:       rental.PartInput{Set: true, Previous: rental.Of[rental.Quantity](50_000), Current: rental.Of[rental.Quantity](55_000)}})
+			if err != nil {
+				return err
+			}
+			b, err := tx.CreateBill(ctx, acct, room.ID, month, true)
+			if err != nil {
+				return err
+			}
+			bills = append(bills, *b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bills
 }
