@@ -47,8 +47,14 @@ const (
 // the sum of the lines. A discount takes at most what the lines before it
 // leave, so a total is never below zero.
 func (b *Bill) sum() {
+	rent := rentDescription // or a prorated month's, which the bill keeps
+	for _, l := range b.Lines {
+		if l.Type == LineRent {
+			rent = l.Description
+		}
+	}
 	lines := []Line{
-		{Type: LineRent, Description: rentDescription, Amount: b.Rent},
+		{Type: LineRent, Description: rent, Amount: b.Rent},
 		{Type: LineElectricity, Description: electricityDescription, Amount: b.Electricity.Amount},
 		{Type: LineWater, Description: waterDescription, Amount: b.Water.Amount},
 	}

@@ -11,23 +11,26 @@ import (
 )
 
 const tenantColumns = `id, room_id, property_id, name, phone, email, chat_enabled, chat_registered, chat_registration_code, occupants,
-	moved_in_at, moved_out_at, created_at, updated_at`
+	moved_in_at, moved_out_at, created_at, updated_at, deposit, lease_end`
 
 // scanTenant reads a tenant row. Its chat_registration_url is left null:
 // the service's add-friend link is configuration, filled in where a tenant
 // is shown (see recordTenantEvent, DB.AddFriendURL).
 func (q *Queries) scanTenant(sc *scanner, t *rental.Tenant) error {
 	*t = rental.Tenant{Object: "tenant"}
-	var email, code sql.NullString
+	var email, code, leaseEnd sql.NullString
 	var in, created, updated integer
 	var out nullInteger
 	err := sc.Scan(&t.ID, &t.RoomID, &t.PropertyID, &t.Name, &t.Phone, &email, &t.ChatEnabled, &t.ChatRegistered, &code, (*integer)(&t.Occupants),
-		&in, &out, &created, &updated)
+		&in, &out, &created, &updated, (*integer)(&t.Deposit), &leaseEnd)
 	if email.Valid {
 		t.Email = &email.String
 	}
 	if code.Valid {
 		t.ChatRegistrationCode = &code.String
+	}
+	if leaseEnd.Valid {
+		t.LeaseEnd = &leaseEnd.String
 	}
 	t.MovedInAt, t.MovedOutAt = rental.UnixMilli(int64(in)), optTime(sql.NullInt64(out))
 	t.CreatedAt, t.UpdatedAt = rental.UnixMilli(int64(created)), rental.UnixMilli(int64(updated))
@@ -90,9 +93,10 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 	code := rental.NewRegistrationCode()
 	t.ChatRegistrationCode, t.ChatRegistered = &code, false
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO tenants (id, landlord_id, property_id, room_id, name, phone, email, chat_enabled, occupants,
-			moved_in_at, created_at, updated_at, chat_registration_code)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12)`,
-		t.ID, acct.LandlordID, t.PropertyID, t.RoomID, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(t.MovedInAt.Time), ms(tx.Now), code)
+			moved_in_at, created_at, updated_at, chat_registration_code, deposit, lease_end)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11, $12, $13, $14)`,
+		t.ID, acct.LandlordID, t.PropertyID, t.RoomID, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(t.MovedInAt.Time), ms(tx.Now), code,
+		t.Deposit, t.LeaseEnd)
 	if database.IsUniqueViolation(err) {
 		return nil, rental.Occupied(room, "")
 	}
@@ -152,17 +156,22 @@ func (tx *Tx) UpdateTenant(ctx context.Context, acct *rental.Account, id string,
 		return nil, err
 	}
 	sameEmail := (before.Email == nil) == (t.Email == nil) && (t.Email == nil || *before.Email == *t.Email)
-	if before.Name == t.Name && before.Phone == t.Phone && sameEmail && before.ChatEnabled == t.ChatEnabled && before.Occupants == t.Occupants {
+	if before.Name == t.Name && before.Phone == t.Phone && sameEmail && before.ChatEnabled == t.ChatEnabled && before.Occupants == t.Occupants &&
+		before.Deposit == t.Deposit && sameDate(before.LeaseEnd, t.LeaseEnd) {
 		return t, nil
 	}
 	t.UpdatedAt = rental.Time{Time: tx.Now}
-	_, err = tx.c.ExecContext(ctx, `UPDATE tenants SET name = $3, phone = $4, email = $5, chat_enabled = $6, occupants = $7, updated_at = $8
-		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(tx.Now))
+	_, err = tx.c.ExecContext(ctx, `UPDATE tenants SET name = $3, phone = $4, email = $5, chat_enabled = $6, occupants = $7, updated_at = $8,
+			deposit = $9, lease_end = $10
+		WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id, t.Name, t.Phone, t.Email, t.ChatEnabled, t.Occupants, ms(tx.Now), t.Deposit, t.LeaseEnd)
 	if err != nil {
 		return nil, fmt.Errorf("store: update tenant: %w", err)
 	}
 	return t, tx.recordTenantEvent(ctx, acct, "tenant.updated", t)
 }
+
+// sameDate reports whether two optional dates are the same.
+func sameDate(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // recordTenantEvent records a tenant event whose body is the tenant as the
 // API shows it, with the service's add-friend link filled in (the tenant
