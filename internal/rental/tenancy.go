@@ -278,11 +278,7 @@ func BilledTenant(month string, tenants []*Tenant) *Tenant {
 		if t.MovedOutAt == nil {
 			current = t
 		}
-		var out *time.Time
-		if t.MovedOutAt != nil {
-			out = &t.MovedOutAt.Time
-		}
-		if days, _ := DaysOccupied(month, t.MovedInAt.Time, out); days > 0 && (billed == nil || t.MovedInAt.After(billed.MovedInAt.Time)) {
+		if t.LivedIn(month) && (billed == nil || t.MovedInAt.After(billed.MovedInAt.Time)) {
 			billed = t
 		}
 	}
@@ -290,4 +286,16 @@ func BilledTenant(month string, tenants []*Tenant) *Tenant {
 		return current
 	}
 	return billed
+}
+
+// LivedIn reports whether the tenant lived in the room some day of month:
+// a move-out's final bill is made only then (out on the 1st, the month was
+// not lived in, and its reading's bill is the landlord's to make).
+func (t *Tenant) LivedIn(month string) bool {
+	var out *time.Time
+	if t.MovedOutAt != nil {
+		out = &t.MovedOutAt.Time
+	}
+	days, _ := DaysOccupied(month, t.MovedInAt.Time, out)
+	return days > 0
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"rentapi/internal/database"
 	"rentapi/internal/rental"
@@ -110,35 +111,52 @@ func (tx *Tx) MoveIn(ctx context.Context, acct *rental.Account, roomID string, t
 	return &t, tx.saveRoom(ctx, acct, room)
 }
 
-// MoveOut ends the room's tenancy: the tenant record stays with
+// MoveOut ends the room's tenancy now: the tenant record stays with
 // moved_out_at set, the room becomes vacant. Records tenant.deleted and
-// room.updated.
+// room.updated. SettleMoveOut does the same with a settlement.
 func (tx *Tx) MoveOut(ctx context.Context, acct *rental.Account, roomID string) (*rental.Tenant, error) {
-	if err := tx.lock(ctx, "rooms", "room", acct.LandlordID, roomID); err != nil {
+	room, t, err := tx.roomTenant(ctx, acct, roomID)
+	if err != nil {
 		return nil, err
+	}
+	return t, tx.vacate(ctx, acct, room, t, tx.Now)
+}
+
+// roomTenant locks the room and returns it with its tenant: 404 for a room
+// of another account or without a tenant.
+func (tx *Tx) roomTenant(ctx context.Context, acct *rental.Account, roomID string) (*rental.Room, *rental.Tenant, error) {
+	if err := tx.lock(ctx, "rooms", "room", acct.LandlordID, roomID); err != nil {
+		return nil, nil, err
 	}
 	room, err := tx.GetRoom(ctx, acct, roomID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := room.MoveOut(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t, err := tx.currentTenant(ctx, acct, roomID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := rental.Time{Time: tx.Now}
-	t.MovedOutAt, t.UpdatedAt = &out, out
-	if _, err := tx.c.ExecContext(ctx, `UPDATE tenants SET moved_out_at = $3, updated_at = $3 WHERE landlord_id = $1 AND id = $2`,
-		acct.LandlordID, t.ID, ms(tx.Now)); err != nil {
-		return nil, fmt.Errorf("store: move out: %w", err)
+	return room, t, nil
+}
+
+// vacate moves the tenant out of the room at out: the tenant keeps its
+// record with moved_out_at, the room becomes vacant (tenant.deleted,
+// room.updated).
+func (tx *Tx) vacate(ctx context.Context, acct *rental.Account, room *rental.Room, t *rental.Tenant, out time.Time) error {
+	at, now := rental.Time{Time: out}, rental.Time{Time: tx.Now}
+	t.MovedOutAt, t.UpdatedAt = &at, now
+	if _, err := tx.c.ExecContext(ctx, `UPDATE tenants SET moved_out_at = $3, updated_at = $4 WHERE landlord_id = $1 AND id = $2`,
+		acct.LandlordID, t.ID, ms(out), ms(tx.Now)); err != nil {
+		return fmt.Errorf("store: move out: %w", err)
 	}
 	if err := tx.recordTenantEvent(ctx, acct, "tenant.deleted", t); err != nil {
-		return nil, err
+		return err
 	}
 	room.Status, room.TenantID = rental.RoomVacant, nil
-	return t, tx.saveRoom(ctx, acct, room)
+	return tx.saveRoom(ctx, acct, room)
 }
 
 // UpdateTenant changes contact details, chat setting or occupants, and
