@@ -102,8 +102,8 @@ func (b *Bill) Charge(charges []Charge) bool {
 		}
 	}
 	for _, l := range b.Lines {
-		if !fromReading(l.Type) && l.Type != LineCharge && l.Type != LineDiscount {
-			rest = append(rest, l) // a late fee comes last
+		if l.Type == LineRent || !fromReading(l.Type) && l.Type != LineCharge && l.Type != LineDiscount {
+			rest = append(rest, l) // a late fee comes last; the rent line keeps its description (sum puts it first)
 		}
 	}
 	b.Lines = slices.Concat(added, discounts, rest)
