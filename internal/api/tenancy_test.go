@@ -3,9 +3,12 @@ package api_test
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -264,4 +267,153 @@ func TestMoveOutRefusals(t *testing.T) {
 			t.Fatalf("after a payment %v", got)
 		}
 	})
+}
+
+// The issue's story: a tenant moves in on 17 November with a deposit, pays
+// a prorated first bill and two full months, leaves February unpaid and
+// moves out on 10 March with a final reading and two deductions. The
+// settlement has the figures to the satang, reaches a webhook receiver,
+// and the room is vacant for a newcomer the next day.
+func TestMoveOutStory(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := webhookHarness(t, e)
+		tn := newTenancy(t, h)
+		rc := newReceiver(t, e.Clock.Now)
+		h.createEndpoint(tn.key, rc, "settlement.created")
+		prop := tn.dailyProperty("Baan Story")
+		room := tn.room(prop, "401")
+		tenant := tn.do("POST", "/v1/rooms/"+room+"/tenant", map[string]any{"name": "Somchai", "phone": "0812345678", "deposit": 1_000_000,
+			"lease_end": "2027-11-16", "moved_in_at": "2026-11-17T03:00:00Z"}, http.StatusCreated).data()["id"].(string)
+		// The clock is at 2026-11-22 03:00 UTC; each month is billed on its last day.
+		bill := func(month string, n int, days time.Duration) map[string]any {
+			e.Clock.Advance(days * 24 * time.Hour)
+			tn.read(room, month, n)
+			return tn.do("POST", "/v1/bills", map[string]any{"room_id": room, "month": month}, http.StatusCreated).data()
+		}
+		pay := func(b map[string]any) {
+			tn.do("POST", "/v1/test-helpers/payments", map[string]any{"bill_id": b["id"], "outcome": "paid"}, http.StatusOK)
+		}
+		nov := bill("2026-11", 1, 8)
+		if nov["total"] != 299000.0 || lines(nov)[0] != "rent:Rent (14 of 30 days):210000" {
+			t.Fatalf("november %v", lines(nov))
+		}
+		pay(nov)
+		dec := bill("2026-12", 2, 31)
+		jan := bill("2027-01", 3, 31)
+		for _, b := range []map[string]any{dec, jan} {
+			if b["total"] != 539000.0 || lines(b)[0] != "rent:Rent:450000" {
+				t.Fatalf("%v: %v", b["month"], lines(b))
+			}
+			pay(b)
+		}
+		feb := bill("2027-02", 4, 28) // 2027-02-28, left unpaid
+		e.Clock.Advance(10 * 24 * time.Hour)
+		// 2027-03-10 10:00 in Bangkok: out, with the meters read (100 kWh, 5 m³ since February).
+		s := tn.do("POST", "/v1/rooms/"+room+"/tenant/move-out", map[string]any{
+			"final_reading": map[string]any{"electricity": map[string]any{"current": 1500}, "water": map[string]any{"current": 125}},
+			"deductions":    []any{map[string]any{"description": "Wall repainting", "amount": 150000}, map[string]any{"description": "Lost key", "amount": 30000}},
+		}, http.StatusOK).data()
+		final := list(t, h, tn.key, "/v1/bills?month=2027-03&room_id="+room)
+		if len(final) != 1 || final[0]["status"] != "issued" || final[0]["tenant_id"] != tenant || final[0]["total"] != 219645.0 ||
+			lines(final[0])[0] != "rent:Rent (9 of 31 days):130645" {
+			t.Fatalf("the final bill: %v", final)
+		}
+		// Unpaid: February 539000 and March 219645; deductions 180000; deposit 1000000.
+		unpaid := s["unpaid_bills"].([]any)
+		if len(unpaid) != 2 || unpaid[0].(map[string]any)["bill_id"] != feb["id"] || unpaid[0].(map[string]any)["amount_due"] != 539000.0 ||
+			unpaid[1].(map[string]any)["bill_id"] != final[0]["id"] || unpaid[1].(map[string]any)["amount_due"] != 219645.0 {
+			t.Fatalf("unpaid bills %v", unpaid)
+		}
+		if s["tenant_id"] != tenant || s["room_id"] != room || s["property_id"] != prop || s["deposit"] != 1_000_000.0 ||
+			s["refund_amount"] != 61355.0 || s["amount_due"] != 0.0 || s["refund_due_date"] != "2027-03-17" || s["status"] != "open" ||
+			s["currency"] != "THB" || len(s["deductions"].([]any)) != 2 || !rental.ValidID(rental.PrefixSettlement, s["id"].(string)) {
+			t.Fatalf("settlement %v", s)
+		}
+		if got := tn.do("GET", "/v1/settlements/"+s["id"].(string), nil, http.StatusOK).data(); !jsonEqual(got, s) {
+			t.Fatalf("read back %v, answered %v", got, s)
+		}
+		// Bills keep their states: February is still owed.
+		if b := tn.do("GET", "/v1/bills/"+feb["id"].(string), nil, http.StatusOK).data(); b["status"] == "paid" || b["amount_paid"] != 0.0 {
+			t.Fatalf("february after the settlement %v", b)
+		}
+		got := rc.waitFor(1)
+		h.settleDeliveries()
+		if got = rc.requests(); len(got) != 1 || !strings.Contains(string(got[0].body), `"type":"settlement.created"`) ||
+			!strings.Contains(string(got[0].body), s["id"].(string)) {
+			t.Fatalf("the receiver got %d requests: %v", len(got), got)
+		}
+		out := tn.do("GET", "/v1/tenants/"+tenant, nil, http.StatusOK).data()
+		if out["moved_out_at"] != "2027-03-10T03:00:00Z" {
+			t.Fatalf("moved out at %v", out["moved_out_at"])
+		}
+		if n := len(list(t, h, tn.key, "/v1/events?type=tenant.deleted")); n != 1 {
+			t.Fatalf("%d tenant.deleted events", n)
+		}
+		// The room is vacant, and takes a newcomer on the 11th. March has its
+		// one bill (the final one); the newcomer's first full month is billed
+		// in full.
+		if r := tn.do("GET", "/v1/rooms/"+room, nil, http.StatusOK).data(); r["status"] != "vacant" || r["tenant_id"] != nil {
+			t.Fatalf("room %v", r)
+		}
+		e.Clock.Advance(24 * time.Hour)
+		newcomer := tn.do("POST", "/v1/rooms/"+room+"/tenant", map[string]any{"name": "Suda", "phone": "0898765432", "deposit": 900000},
+			http.StatusCreated).data()["id"].(string)
+		tn.do("POST", "/v1/bills", map[string]any{"room_id": room, "month": "2027-03"}, http.StatusConflict, "resource_exists")
+		apr := bill("2027-04", 6, 50)
+		if apr["tenant_id"] != newcomer || lines(apr)[0] != "rent:Rent:450000" {
+			t.Fatalf("april %v %v", apr["tenant_id"], lines(apr))
+		}
+	})
+}
+
+// Two move-outs of one room at once, in two processes over PostgreSQL:
+// one settles, the other finds the room without a tenant (404), and the
+// tenant moves out once.
+func TestMoveOutTwoProcesses(t *testing.T) {
+	t.Parallel()
+	e := storetest.Postgres(t)
+	a := newHarness(t, e)
+	db, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b := newHarness(t, storetest.Engine{Name: e.Name, DB: db, Clock: e.Clock, DSN: e.DSN})
+	tn := newTenancy(t, a)
+	prop := tn.dailyProperty("Baan Race")
+	for i := range 5 {
+		room := tn.room(prop, "R"+itoa(int64(i)))
+		tn.do("POST", "/v1/rooms/"+room+"/tenant", map[string]any{"name": "Somchai", "phone": "0812345678", "deposit": 300000,
+			"moved_in_at": "2026-11-01T03:00:00Z"}, http.StatusCreated)
+		statuses := make([]int, 2)
+		var wg sync.WaitGroup
+		for j, h := range []*harness{a, b} {
+			wg.Go(func() {
+				res, err := h.send(req{key: tn.key, method: "POST", path: "/v1/rooms/" + room + "/tenant/move-out",
+					body: map[string]any{"final_reading": map[string]any{"electricity": map[string]any{"current": 50}, "water": map[string]any{"current": 5}}}})
+				if err != nil {
+					t.Errorf("move-out: %v", err)
+					return
+				}
+				statuses[j] = res.status
+				if res.status != http.StatusOK && (res.status != http.StatusNotFound || res.code() != "resource_not_found") {
+					t.Errorf("move-out: %d %s", res.status, res.body)
+				}
+			})
+		}
+		wg.Wait()
+		if statuses[0]+statuses[1] != http.StatusOK+http.StatusNotFound {
+			t.Fatalf("room %d: statuses %v", i, statuses)
+		}
+		if n := len(list(t, a, tn.key, "/v1/settlements?room_id="+room)); n != 1 {
+			t.Fatalf("room %d: %d settlements", i, n)
+		}
+		if n := len(list(t, a, tn.key, "/v1/bills?room_id="+room)); n != 1 {
+			t.Fatalf("room %d: %d final bills", i, n)
+		}
+	}
+	if n := len(list(t, a, tn.key, "/v1/events?type=tenant.deleted&limit=100")); n != 5 {
+		t.Fatalf("%d tenant.deleted events for 5 move-outs", n)
+	}
 }
