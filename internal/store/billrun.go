@@ -111,8 +111,9 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 		return nil, err
 	}
 	start, _ := time.ParseInLocation("2006-01", month, rental.Bangkok)
-	w = scope(`SELECT `+tenantColumns+` FROM tenants`).and("(moved_out_at IS NULL OR (moved_out_at >= ?", ms(start)).
-		and("moved_in_at < ?))", ms(start.AddDate(0, 1, 0)))
+	w = scope(`SELECT ` + tenantColumns + ` FROM tenants`)
+	w.args = append(w.args, ms(start), ms(start.AddDate(0, 1, 0)))
+	w.sql += fmt.Sprintf(` AND (moved_out_at IS NULL OR (moved_out_at >= $%d AND moved_in_at < $%d))`, len(w.args)-1, len(w.args))
 	rows, err = q.c.QueryContext(ctx, w.sql+` ORDER BY moved_in_at, id`, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: tenants of the month: %w", err)
