@@ -222,7 +222,16 @@ func accountIDs(t *testing.T, h *harness, key string) map[string]owned {
 		body: map[string]any{"qr_payload": "their-slip"}, headers: []string{"Idempotency-Key: " + rental.NewID("idem")}}), http.StatusAccepted)
 	charge := h.do(req{key: key, method: "POST", path: "/v1/rooms/" + room.id + "/charges", body: map[string]any{"description": "Internet", "amount": 30000, "recurring": true, "month": "2026-11"}})
 	want(t, charge, http.StatusCreated)
+	// A settlement: a tenant of a room of its own moves in and out.
+	prop := first("/v1/properties")
+	leaving := h.do(req{key: key, method: "POST", path: "/v1/properties/" + prop.id + "/rooms", body: map[string]any{"number": "Z-out", "monthly_rent": 350000}})
+	want(t, leaving, http.StatusCreated)
+	leavingRoom := leaving.data()["id"].(string)
+	want(t, h.do(req{key: key, method: "POST", path: "/v1/rooms/" + leavingRoom + "/tenant", body: map[string]any{"name": "Leaving", "phone": "0812345678"}}), http.StatusCreated)
+	settlement := h.do(req{key: key, method: "POST", path: "/v1/rooms/" + leavingRoom + "/tenant/move-out"})
+	want(t, settlement, http.StatusOK)
 	return map[string]owned{
+		"settlement_id":   {id: settlement.data()["id"].(string), key: key},
 		"slip_id":         first("/v1/slips"),
 		"charge_id":       {id: charge.data()["id"].(string), key: key},
 		"payment_link_id": {id: link.data()["id"].(string), key: key},

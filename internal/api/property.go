@@ -24,7 +24,7 @@ func (s *Server) getProperty(c *call) (int, any, error) {
 // propertyChange decodes a property create or update body.
 func propertyChange(body []byte) (rental.PropertyChange, error) {
 	var ch rental.PropertyChange
-	f, err := parseObject(body, "name", "address", "electricity_rate", "water_billing", "water_rate", "water_flat_amount", "due_day", "reminders", "late_fee")
+	f, err := parseObject(body, "name", "address", "electricity_rate", "water_billing", "water_rate", "water_flat_amount", "due_day", "reminders", "late_fee", "proration")
 	if err != nil {
 		return ch, err
 	}
@@ -38,6 +38,7 @@ func propertyChange(body []byte) (rental.PropertyChange, error) {
 		into(&ch.DueDay, f.int, "due_day"),
 		into(&ch.Reminders, f.reminders, "reminders"),
 		into(&ch.LateFee, f.lateFee, "late_fee"),
+		into(&ch.Proration, f.string, "proration"),
 	)
 }
 

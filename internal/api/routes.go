@@ -34,6 +34,10 @@ func (s *Server) routes() {
 
 	s.handle("POST /v1/rooms/{room_id}/tenant", s.endpoint(rental.ScopeTenantsWrite, nil, s.moveIn))
 	s.handle("DELETE /v1/rooms/{room_id}/tenant", s.endpoint(rental.ScopeTenantsWrite, nil, s.moveOut))
+	s.handle("POST /v1/rooms/{room_id}/tenant/move-out", s.endpoint(rental.ScopeTenantsWrite, nil, s.settleMoveOut))
+	s.handle("GET /v1/settlements", s.endpoint(rental.ScopeTenantsRead, listQuery("property_id", "room_id", "status"), s.listSettlements))
+	s.handle("GET /v1/settlements/{settlement_id}", s.endpoint(rental.ScopeTenantsRead, nil, s.getSettlement))
+	s.handle("POST /v1/settlements/{settlement_id}/close", s.endpoint(rental.ScopeTenantsWrite, nil, s.closeSettlement))
 	s.handle("GET /v1/tenants", s.endpoint(rental.ScopeTenantsRead, listQuery("property_id", "room_id", "include_moved_out"), s.listTenants))
 	s.handle("GET /v1/tenants/{tenant_id}", s.endpoint(rental.ScopeTenantsRead, nil, s.getTenant))
 	s.handle("PATCH /v1/tenants/{tenant_id}", s.endpoint(rental.ScopeTenantsWrite, nil, s.updateTenant))

@@ -30,11 +30,13 @@ func tenantChange(body []byte, allowed ...string) (rental.TenantChange, error) {
 		into(&ch.ChatEnabled, f.bool, "chat_enabled"),
 		into(&ch.Occupants, f.int, "occupants"),
 		into(&ch.MovedInAt, f.time, "moved_in_at"),
+		into(&ch.Deposit, f.int, "deposit"),
+		into(&ch.LeaseEnd, f.string, "lease_end"),
 	)
 }
 
 func (s *Server) moveIn(c *call) (int, any, error) {
-	ch, err := tenantChange(c.body, "name", "phone", "email", "chat_enabled", "occupants", "moved_in_at")
+	ch, err := tenantChange(c.body, "name", "phone", "email", "chat_enabled", "occupants", "moved_in_at", "deposit", "lease_end")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -95,7 +97,7 @@ func (s *Server) getTenant(c *call) (int, any, error) {
 }
 
 func (s *Server) updateTenant(c *call) (int, any, error) {
-	ch, err := tenantChange(c.body, "name", "phone", "email", "chat_enabled", "occupants")
+	ch, err := tenantChange(c.body, "name", "phone", "email", "chat_enabled", "occupants", "deposit", "lease_end")
 	if err != nil {
 		return 0, nil, err
 	}

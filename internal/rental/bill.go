@@ -145,12 +145,16 @@ type BillSource struct {
 	Issue bool
 	// LateFee is the property's late-fee rule, which an issued bill takes.
 	LateFee *LateFee
+	// Proration is the property's: with daily, the rent of a month the
+	// tenant moved in or out of is prorated (MonthRent).
+	Proration string
 }
 
 // NewBill makes the bill of a room's month from its reading: the room's
 // rent and the reading's usage at the rates it recorded, with the room's
 // charges and discounts of the month (Charge), due on the
-// property's due day of the next month. A month without a reading is 409
+// property's due day of the next month; with daily proration, the rent
+// of a month the tenant moved in or out of is the days' share. A month without a reading is 409
 // reading_required; a month billed already is 409 resource_exists.
 func NewBill(src BillSource, now time.Time) (Bill, error) {
 	if src.Reading == nil {
@@ -164,6 +168,9 @@ func NewBill(src BillSource, now time.Time) (Bill, error) {
 		Status: BillDraft, Currency: Currency, Rent: src.Room.MonthlyRent, ReadingID: src.Reading.ID,
 		DueDate: DueDate(src.Month, src.DueDay), CreatedAt: at, UpdatedAt: at}
 	b.Water.Occupants = 1
+	var rent string
+	b.Rent, rent = MonthRent(src.Month, src.Room.MonthlyRent, src.Proration, src.Tenant)
+	b.Lines = []Line{{Type: LineRent, Description: rent}}
 	if src.Tenant != nil {
 		b.TenantID, b.Water.Occupants = &src.Tenant.ID, src.Tenant.Occupants
 	}

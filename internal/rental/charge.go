@@ -47,8 +47,14 @@ const (
 // the sum of the lines. A discount takes at most what the lines before it
 // leave, so a total is never below zero.
 func (b *Bill) sum() {
+	rent := rentDescription // or a prorated month's, which the bill keeps
+	for _, l := range b.Lines {
+		if l.Type == LineRent {
+			rent = l.Description
+		}
+	}
 	lines := []Line{
-		{Type: LineRent, Description: rentDescription, Amount: b.Rent},
+		{Type: LineRent, Description: rent, Amount: b.Rent},
 		{Type: LineElectricity, Description: electricityDescription, Amount: b.Electricity.Amount},
 		{Type: LineWater, Description: waterDescription, Amount: b.Water.Amount},
 	}
@@ -96,8 +102,8 @@ func (b *Bill) Charge(charges []Charge) bool {
 		}
 	}
 	for _, l := range b.Lines {
-		if !fromReading(l.Type) && l.Type != LineCharge && l.Type != LineDiscount {
-			rest = append(rest, l) // a late fee comes last
+		if l.Type == LineRent || !fromReading(l.Type) && l.Type != LineCharge && l.Type != LineDiscount {
+			rest = append(rest, l) // a late fee comes last; the rent line keeps its description (sum puts it first)
 		}
 	}
 	b.Lines = slices.Concat(added, discounts, rest)

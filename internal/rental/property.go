@@ -53,6 +53,9 @@ type Property struct {
 	// LateFee is the fine of the property's unpaid bills (nil: none); a
 	// bill takes the rule in force when it is issued.
 	LateFee *LateFee `json:"late_fee"`
+	// Proration is how the rent of a month a tenant moved in or out of is
+	// billed: ProrationNone (the whole rent) or ProrationDaily.
+	Proration string `json:"proration"`
 }
 
 // Optional is a request field that may be absent, present, or (for
@@ -80,6 +83,8 @@ type PropertyChange struct {
 	Reminders Optional[ReminderChange]
 	// LateFee replaces the whole rule; null removes it.
 	LateFee Optional[LateFeeChange]
+	// Proration is none or daily.
+	Proration Optional[string]
 }
 
 // NewProperty validates a create body and returns the property it describes
@@ -91,7 +96,7 @@ func NewProperty(c PropertyChange) (Property, error) {
 	if !c.ElectricityRate.Set {
 		return Property{}, Missing("electricity_rate")
 	}
-	p := Property{Object: objectProperty, WaterBilling: WaterMetered, DueDay: DefaultDueDay, Currency: Currency}
+	p := Property{Object: objectProperty, WaterBilling: WaterMetered, DueDay: DefaultDueDay, Currency: Currency, Proration: ProrationNone}
 	if err := p.Apply(c); err != nil {
 		return Property{}, err
 	}
@@ -172,6 +177,12 @@ func (p *Property) Apply(c PropertyChange) error {
 			}
 			next.LateFee = f
 		}
+	}
+	if c.Proration.Set {
+		if err := CheckProration(c.Proration); err != nil {
+			return err
+		}
+		next.Proration = c.Proration.Value
 	}
 	if next.WaterBilling == WaterMetered {
 		if c.WaterFlatAmount.Set && !c.WaterFlatAmount.Null {

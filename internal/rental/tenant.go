@@ -34,8 +34,13 @@ type Tenant struct {
 	Occupants            int64   `json:"occupants"`
 	MovedInAt            Time    `json:"moved_in_at"`
 	MovedOutAt           *Time   `json:"moved_out_at"`
-	CreatedAt            Time    `json:"created_at"`
-	UpdatedAt            Time    `json:"updated_at"`
+	// Deposit is the money (satang) the tenant left with the landlord at
+	// move-in, which the settlement at move-out sets against what is owed.
+	Deposit int64 `json:"deposit"`
+	// LeaseEnd is the Thailand date the lease runs to (null: none agreed).
+	LeaseEnd  *string `json:"lease_end"`
+	CreatedAt Time    `json:"created_at"`
+	UpdatedAt Time    `json:"updated_at"`
 }
 
 // TenantChange holds a move-in or tenant update body.
@@ -46,6 +51,8 @@ type TenantChange struct {
 	ChatEnabled Optional[bool]
 	Occupants   Optional[int64]
 	MovedInAt   Optional[Time]
+	Deposit     Optional[int64]
+	LeaseEnd    Optional[string]
 }
 
 // NewTenant validates a move-in body: name and phone are required, chat is
@@ -113,6 +120,19 @@ func (t *Tenant) Apply(c TenantChange) error {
 			return err
 		}
 		next.Occupants = c.Occupants.Value
+	}
+	if c.Deposit.Set {
+		if err := CheckDeposit(c.Deposit); err != nil {
+			return err
+		}
+		next.Deposit = c.Deposit.Value
+	}
+	if c.LeaseEnd.Set {
+		end, err := CheckLeaseEnd(c.LeaseEnd, next.MovedInAt.Time)
+		if err != nil {
+			return err
+		}
+		next.LeaseEnd = end
 	}
 	*t = next
 	return nil

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"rentapi/internal/rental"
 )
@@ -89,7 +90,8 @@ func (q *Queries) propertyRooms(ctx context.Context, acct *rental.Account, prope
 
 // billSources loads what the month's bills of rooms (all of prop's, or
 // one) are made from: the month's readings with the bills made from
-// them, the current tenants and the charges active in the month, a query
+// them, the tenants who lived there that month (rental.BilledTenant picks
+// each room's) and the charges active in the month, a query
 // each, in the rooms' order.
 func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *rental.Property, rooms []rental.Room, month string, issue bool) ([]rental.BillSource, error) {
 	one := ""
@@ -108,12 +110,15 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 	if err != nil {
 		return nil, err
 	}
+	start, _ := time.ParseInLocation("2006-01", month, rental.Bangkok)
 	w = scope(`SELECT ` + tenantColumns + ` FROM tenants`)
-	rows, err = q.c.QueryContext(ctx, w.sql+` AND moved_out_at IS NULL`, w.args...)
+	w.args = append(w.args, ms(start), ms(start.AddDate(0, 1, 0)))
+	w.sql += fmt.Sprintf(` AND (moved_out_at IS NULL OR (moved_out_at >= $%d AND moved_in_at < $%d))`, len(w.args)-1, len(w.args))
+	rows, err = q.c.QueryContext(ctx, w.sql+` ORDER BY moved_in_at, id`, w.args...)
 	if err != nil {
-		return nil, fmt.Errorf("store: current tenants: %w", err)
+		return nil, fmt.Errorf("store: tenants of the month: %w", err)
 	}
-	tenants, err := scanAll(rows, "current tenants", q.scanTenant)
+	tenants, err := scanAll(rows, "tenants of the month", q.scanTenant)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +134,7 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 	srcs := make([]rental.BillSource, len(rooms))
 	index := map[string]int{}
 	for i, r := range rooms {
-		srcs[i] = rental.BillSource{Room: r, DueDay: prop.DueDay, Month: month, Issue: issue, LateFee: prop.LateFee}
+		srcs[i] = rental.BillSource{Room: r, DueDay: prop.DueDay, Month: month, Issue: issue, LateFee: prop.LateFee, Proration: prop.Proration}
 		index[r.ID] = i
 	}
 	for i := range readings {
@@ -137,10 +142,14 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 			srcs[j].Reading = &readings[i]
 		}
 	}
+	lived := make([][]*rental.Tenant, len(rooms))
 	for i := range tenants {
 		if j, ok := index[tenants[i].RoomID]; ok {
-			srcs[j].Tenant = &tenants[i]
+			lived[j] = append(lived[j], &tenants[i])
 		}
+	}
+	for j := range srcs {
+		srcs[j].Tenant = rental.BilledTenant(month, lived[j])
 	}
 	for _, c := range charges {
 		if j, ok := index[c.RoomID]; ok {

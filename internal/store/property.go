@@ -11,7 +11,7 @@ import (
 )
 
 const propertyColumns = `id, name, address, electricity_rate, water_billing, water_rate, water_flat_amount, due_day,
-	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at, reminders, late_fee`
+	(SELECT COUNT(*) FROM rooms r WHERE r.property_id = properties.id) AS room_count, created_at, updated_at, reminders, late_fee, proration`
 
 func scanProperty(sc *scanner, p *rental.Property) error {
 	*p = rental.Property{Object: "property", Currency: rental.Currency}
@@ -19,7 +19,7 @@ func scanProperty(sc *scanner, p *rental.Property) error {
 	var created, updated integer
 	var reminders, lateFee sql.NullString
 	err := sc.Scan(&p.ID, &p.Name, &p.Address, (*integer)(&p.ElectricityRate), &p.WaterBilling, (*integer)(&p.WaterRate), &flat, (*integer)(&p.DueDay),
-		(*integer)(&p.RoomCount), &created, &updated, &reminders, &lateFee)
+		(*integer)(&p.RoomCount), &created, &updated, &reminders, &lateFee, &p.Proration)
 	if flat.Valid {
 		p.WaterFlatAmount = &flat.Int64
 	}
@@ -90,10 +90,10 @@ func (tx *Tx) CreateProperty(ctx context.Context, acct *rental.Account, p rental
 		return nil, err
 	}
 	_, err = tx.c.ExecContext(ctx, `INSERT INTO properties (id, landlord_id, name, address, electricity_rate, water_billing, water_rate,
-			water_flat_amount, due_day, created_at, updated_at, reminders, late_fee)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12)`,
+			water_flat_amount, due_day, created_at, updated_at, reminders, late_fee, proration)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13)`,
 		p.ID, acct.LandlordID, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now), reminders,
-		encodeLateFee(p.LateFee))
+		encodeLateFee(p.LateFee), p.Proration)
 	if err != nil {
 		return nil, fmt.Errorf("store: create property: %w", err)
 	}
@@ -123,10 +123,10 @@ func (tx *Tx) UpdateProperty(ctx context.Context, acct *rental.Account, id strin
 		return nil, err
 	}
 	_, err = tx.c.ExecContext(ctx, `UPDATE properties SET name = $3, address = $4, electricity_rate = $5, water_billing = $6,
-			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10, reminders = $11, late_fee = $12
+			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10, reminders = $11, late_fee = $12, proration = $13
 		WHERE landlord_id = $1 AND id = $2`,
 		acct.LandlordID, id, p.Name, p.Address, p.ElectricityRate, p.WaterBilling, p.WaterRate, p.WaterFlatAmount, p.DueDay, ms(tx.Now), reminders,
-		encodeLateFee(p.LateFee))
+		encodeLateFee(p.LateFee), p.Proration)
 	if err != nil {
 		return nil, fmt.Errorf("store: update property: %w", err)
 	}
@@ -142,7 +142,8 @@ func sameProperty(a, b rental.Property) bool {
 	}
 	return a.Name == b.Name && a.Address == b.Address && a.ElectricityRate == b.ElectricityRate &&
 		a.WaterBilling == b.WaterBilling && a.WaterRate == b.WaterRate && flat(a) == flat(b) && a.DueDay == b.DueDay &&
-		sameReminders(a.Reminders, b.Reminders) && rental.SameLateFee(a.LateFee, b.LateFee)
+		sameReminders(a.Reminders, b.Reminders) && rental.SameLateFee(a.LateFee, b.LateFee) &&
+		a.Proration == b.Proration
 }
 
 func sameReminders(a, b *rental.Reminders) bool {

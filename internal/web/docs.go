@@ -46,6 +46,8 @@ var eventWhen = map[string]string{
 	"tenant.updated":         "A tenant's details or chat settings changed.",
 	"tenant.deleted":         "A tenant moved out.",
 	"tenant.line_registered": "A tenant connected their chat account to the service's chat channel.",
+	"settlement.created":     "A tenant moved out with POST /v1/rooms/{room_id}/tenant/move-out: the deposit set against the unpaid bills and deductions.",
+	"settlement.closed":      "The landlord closed a settlement: the refund was returned or the amount due received.",
 	"meter.reading.created":  "A month's meter reading was recorded for a room.",
 	"meter.reading.updated":  "A month's meter reading was corrected.",
 	"bill.created":           "A bill was created from a month's reading.",
