@@ -255,12 +255,9 @@ func TestClockTwoProcesses(t *testing.T) {
 	t.Parallel()
 	e := storetest.Postgres(t)
 	a := newHarness(t, e)
-	db, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	b := newHarness(t, storetest.Engine{Name: e.Name, DB: db, Clock: e.Clock, DSN: e.DSN})
+	second := e.Another(t)
+	db := second.DB
+	b := newHarness(t, second)
 	key := a.testKey(a.fixture(rental.PlanEnterprise))
 	bills := issuedBills(t, a, key, 5)
 	var wg sync.WaitGroup

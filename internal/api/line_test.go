@@ -14,7 +14,6 @@ import (
 	"rentapi/internal/api"
 	"rentapi/internal/chat"
 	"rentapi/internal/rental"
-	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -235,13 +234,7 @@ func TestLineCodeGuessing(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		line := newFakeLINE(t)
 		a := chatHarness(t, e, line)
-		db, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		other := e
-		other.DB = db
+		other := e.Another(t)
 		client, err := chat.NewClient("line-token", line.url, line.url)
 		if err != nil {
 			t.Fatal(err)

@@ -464,12 +464,8 @@ func TestMonthStoryTwoProcesses(t *testing.T) {
 	e := storetest.Postgres(t)
 	one, oneEvents := newStory(t, newHarness(t, e)).run()
 
-	db, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	other := storetest.Engine{Name: e.Name, DB: db, Clock: e.Clock, DSN: e.DSN}
+	other := e.Another(t)
+	db := other.DB
 	s := newStory(t, newHarness(t, e), newHarness(t, other))
 	s.sweep = func() {
 		for _, sweep := range []func(context.Context, *store.DB) (int, error){jobs.SweepOverdue, jobs.SweepExpiredPayments} {

@@ -162,11 +162,7 @@ func TestRemindersTwoProcesses(t *testing.T) {
 	t.Parallel()
 	e := storetest.Postgres(t)
 	h := newHarness(t, e)
-	other, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
+	other := e.Another(t).DB
 	key := h.testKey(h.fixture(rental.PlanEnterprise))
 	prop := sampleProperty(t, h, key, "Baan Suk Dormitory")
 	// The clock is at 2026-11-22 10:00 in Thailand: 13 days before the

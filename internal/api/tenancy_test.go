@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"rentapi/internal/rental"
-	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
 
@@ -374,12 +373,7 @@ func TestMoveOutTwoProcesses(t *testing.T) {
 	t.Parallel()
 	e := storetest.Postgres(t)
 	a := newHarness(t, e)
-	db, err := store.Open(t.Context(), e.DSN, store.Options{Secret: storetest.Secret(t), Now: e.Clock.Now, AddFriendURL: storetest.AddFriendURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	b := newHarness(t, storetest.Engine{Name: e.Name, DB: db, Clock: e.Clock, DSN: e.DSN})
+	b := newHarness(t, e.Another(t))
 	tn := newTenancy(t, a)
 	prop := tn.dailyProperty("Baan Race")
 	for i := range 5 {

@@ -60,6 +60,20 @@ type Engine struct {
 	DSN string
 }
 
+// Another is a second process's store on the same database, with the same
+// clock, secret and add-friend link, closed when the test ends: what a
+// test of several processes over one database serves its second harness
+// from.
+func (e Engine) Another(t testing.TB) Engine {
+	t.Helper()
+	db, err := store.Open(t.Context(), e.DSN, store.Options{Secret: Secret(t), Now: e.Clock.Now, AddFriendURL: AddFriendURL, PublicURL: PublicURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return Engine{Name: e.Name, DB: db, Clock: e.Clock, DSN: e.DSN}
+}
+
 // Each runs fn as a subtest once per engine: SQLite always, PostgreSQL when
 // configured. Unconfigured, the postgres subtest is still there, skipped, so
 // go test -v shows that half did not run rather than nothing.
