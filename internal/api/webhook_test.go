@@ -229,8 +229,16 @@ func (h *harness) settleKind(kind string) []*rivertype.JobRow {
 		now := h.e.Clock.Now()
 		var parked []*rivertype.JobRow
 		for _, j := range res.Jobs {
-			if (j.State == rivertype.JobStateRetryable || j.State == rivertype.JobStateScheduled) && j.ScheduledAt.After(now) {
+			waiting := j.State == rivertype.JobStateRetryable || j.State == rivertype.JobStateScheduled
+			if waiting && j.ScheduledAt.After(now) {
 				parked = append(parked, j)
+			} else if waiting {
+				// Due by the test's clock: made available as River's
+				// scheduler would, without waiting for its next run (every
+				// 5 s, not configurable).
+				if _, err := h.jobs.JobRetry(h.t.Context(), j.ID); err != nil {
+					h.t.Fatal(err)
+				}
 			}
 		}
 		if len(parked) == len(res.Jobs) {
@@ -590,9 +598,11 @@ func TestWebhookRetriesOnSchedule(t *testing.T) {
 			t.Fatalf("%d attempts before the clock moved", n)
 		}
 		e.Clock.Advance(time.Minute + 7*time.Second) // the gap plus its largest jitter
+		h.settleDeliveries()
 		rc.waitFor(2)
 		deliveries()
 		e.Clock.Advance(5*time.Minute + 31*time.Second)
+		h.settleDeliveries()
 		got := rc.waitFor(3)
 		d = deliveries()
 		if d["status"] != "succeeded" || d["next_attempt_at"] != nil {
@@ -749,7 +759,7 @@ func TestWebhookDeliveryEndsWithItsJob(t *testing.T) {
 				}
 				return
 			}
-			time.Sleep(100 * time.Millisecond)
+			h.settleDeliveries()
 		}
 		t.Fatalf("the delivery is still not failed once its job is over: %d jobs to run", len(h.settleDeliveries()))
 	})
