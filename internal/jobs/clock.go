@@ -81,29 +81,13 @@ func catchUpReminders(ctx context.Context, db *store.DB, acct *rental.Account, f
 }
 
 // catchUpLateFees brings the account's late fees to to's day one day at
-// a time: each day on which a fee of the account's grows, in order, in
-// transactions of its own, as the periodic sweep run on each of those
-// days would have, so a bill gets one bill.updated per day its fee grew,
-// with the amount of that day. The events carry the clock's time, as
-// every event of a catch-up does: the landlord's clock only moves on, so
-// that its events list in the order they were made.
+// a time (walkLateFees), in transactions of their own. The events carry
+// the clock's time, as every event of a catch-up does: the landlord's
+// clock only moves on, so that its events list in the order they were
+// made.
 func catchUpLateFees(ctx context.Context, db *store.DB, acct *rental.Account, _, to time.Time) error {
-	last, done := rental.DayOf(to), ""
-	for {
-		day, err := db.Read().NextLateFeeDay(ctx, acct.LandlordID)
-		if err != nil {
-			return err
-		}
-		// A day already done, if a fee could not grow on it, ends the walk
-		// rather than trying it again.
-		if day == "" || day > last || day <= done {
-			return nil
-		}
-		if _, err := accrueLateFees(ctx, db, acct.LandlordID, day); err != nil {
-			return err
-		}
-		done = day
-	}
+	_, err := walkLateFees(ctx, db, acct.LandlordID, rental.DayOf(to))
+	return err
 }
 
 // catchUpSends makes every attempt of the account's queued notifications

@@ -71,9 +71,10 @@ func SweepReminders(ctx context.Context, db *store.DB) (int, error) {
 
 // SweepLateFees brings every unpaid bill's late fee to what its rule
 // charges on its landlord's today (a sandbox's on its own clock), and
-// returns how many bills' fees changed: run every minute and at start, so
-// a process that was down catches up, the fee jumping to what the missed
-// days add up to. Safe to run anywhere at any time: each bill's fee grows
+// returns how many times a bill's fee changed: run every minute and at
+// start. A process that was down catches up one day at a time, as the
+// sweeps it missed would have (see walkLateFees), so a receiver sees each
+// day's amount. Safe to run anywhere at any time: each bill's fee grows
 // (with its bill.updated) exactly once a day however many sweeps overlap.
 func SweepLateFees(ctx context.Context, db *store.DB) (int, error) {
 	landlords, err := db.Read().LateFeeLandlords(ctx, rental.DayOf(db.Now()))
@@ -82,13 +83,41 @@ func SweepLateFees(ctx context.Context, db *store.DB) (int, error) {
 	}
 	total := 0
 	for _, id := range landlords {
-		n, err := accrueLateFees(ctx, db, id, "")
+		n, err := walkLateFees(ctx, db, id, "")
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("jobs: late fees of %s: %w", id, err)
 		}
 	}
 	return total, nil
+}
+
+// walkLateFees brings a landlord's late fees to last's day (its today
+// when empty or later) one day at a time: each day on which a fee grows,
+// in order, as the sweep run on that day would have, so a bill gets one
+// bill.updated per day its fee grew, with the amount of that day. It
+// returns how many times a bill's fee changed.
+func walkLateFees(ctx context.Context, db *store.DB, landlordID, last string) (int, error) {
+	total, done := 0, ""
+	for {
+		day, err := db.Read().NextLateFeeDay(ctx, landlordID)
+		if err != nil {
+			return total, err
+		}
+		// A day already done ends the walk rather than trying it again: a
+		// day after the landlord's today (AccrueLateFees works to today at
+		// most, so the next day stays where it is), or one on which a fee
+		// could not grow.
+		if day == "" || (last != "" && day > last) || day <= done {
+			return total, nil
+		}
+		n, err := accrueLateFees(ctx, db, landlordID, day)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		done = day
+	}
 }
 
 // accrueLateFees brings a landlord's late fees to what they are on day

@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -39,19 +40,47 @@ func TestLateFeesExactlyOnce(t *testing.T) {
 		}
 		updated, _ := e.DB.Read().CountEvents(ctx, acct, "bill.updated")
 		for _, day := range []struct {
-			at  time.Time
-			fee int64
+			at   time.Time
+			fee  int64
+			days int // the days each bill's fee grew on
 		}{
-			// 2026-12-07 00:00 in Bangkok: the sweep of the 6th was missed.
-			{time.Date(2026, 12, 6, 17, 0, 0, 0, time.UTC), 2000},
-			{time.Date(2026, 12, 7, 17, 0, 0, 0, time.UTC), 3000},
+			// 2026-12-07 00:00 in Bangkok: the sweep of the 6th was missed,
+			// and is made up, one day after the other.
+			{time.Date(2026, 12, 6, 17, 0, 0, 0, time.UTC), 2000, 2},
+			{time.Date(2026, 12, 7, 17, 0, 0, 0, time.UTC), 3000, 1},
 		} {
 			e.Clock.Advance(day.at.Sub(e.Clock.Now()))
 			racers := race(t, e, store.LateFeeArgs{}, func() (int, error) { return jobs.SweepLateFees(context.Background(), e.DB) })
 			quiesce(t, racers, store.LateFeeArgs{}.Kind())
-			updated += len(bills)
+			updated += day.days * len(bills)
 			if n, err := e.DB.Read().CountEvents(ctx, acct, "bill.updated"); err != nil || n != updated {
 				t.Fatalf("%v: %d bill.updated events, want %d (%v)", day.at, n, updated, err)
+			}
+			// The first bill's last events carry each day's amount in turn.
+			evs, _, err := e.DB.Read().ListEvents(ctx, acct, store.EventFilter{Type: "bill.updated", Prefixes: []string{"bill."}}, e.Clock.Now(), store.Page{Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fees []int64
+			for _, ev := range evs { // newest first
+				var b struct {
+					ID    string `json:"id"`
+					Lines []struct {
+						Type   string `json:"type"`
+						Amount int64  `json:"amount"`
+					} `json:"lines"`
+				}
+				if err := json.Unmarshal(ev.Data, &b); err != nil {
+					t.Fatal(err)
+				}
+				for _, l := range b.Lines {
+					if b.ID == bills[0].ID && l.Type == "late_fee" && len(fees) < day.days {
+						fees = append([]int64{l.Amount}, fees...)
+					}
+				}
+			}
+			if want := day.fee - int64(day.days-1)*1000; len(fees) != day.days || fees[0] != want || fees[len(fees)-1] != day.fee {
+				t.Fatalf("%v: the last bill.updated of a bill carry late fees %v, want %d days from %d to %d", day.at, fees, day.days, want, day.fee)
 			}
 			for _, b := range bills {
 				got, err := e.DB.Read().GetBill(ctx, acct, b.ID)
