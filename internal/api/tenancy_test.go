@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -349,16 +350,29 @@ func TestMoveOutStory(t *testing.T) {
 		if n := len(list(t, h, tn.key, "/v1/events?type=tenant.deleted")); n != 1 {
 			t.Fatalf("%d tenant.deleted events", n)
 		}
-		// The room is vacant, and takes a newcomer on the 11th. March has its
-		// one bill (the final one); the newcomer's first full month is billed
-		// in full.
+		// The room is vacant, and takes a newcomer on the 11th, whose March
+		// is billed too: 21 of 31 days' rent, and no usage (the final
+		// reading's is on the final bill; the newcomer's is on April's
+		// reading). The newcomer's first full month is billed in full.
 		if r := tn.do("GET", "/v1/rooms/"+room, nil, http.StatusOK).data(); r["status"] != "vacant" || r["tenant_id"] != nil {
 			t.Fatalf("room %v", r)
 		}
 		e.Clock.Advance(24 * time.Hour)
 		newcomer := tn.do("POST", "/v1/rooms/"+room+"/tenant", map[string]any{"name": "Suda", "phone": "0898765432", "deposit": 900000},
 			http.StatusCreated).data()["id"].(string)
+		mar := tn.do("POST", "/v1/bills", map[string]any{"room_id": room, "month": "2027-03"}, http.StatusCreated).data()
+		if mar["tenant_id"] != newcomer || mar["total"] != 304839.0 || mar["reading_id"] != final[0]["reading_id"] ||
+			fmt.Sprint(lines(mar)) != "[rent:Rent (21 of 31 days):304839 electricity:Electricity:0 water:Water:0]" {
+			t.Fatalf("the newcomer's march: %v %v", mar, lines(mar))
+		}
 		tn.do("POST", "/v1/bills", map[string]any{"room_id": room, "month": "2027-03"}, http.StatusConflict, "resource_exists")
+		run := tn.do("POST", "/v1/properties/"+prop+"/bills", map[string]any{"month": "2027-03"}, http.StatusOK).data()
+		if fmt.Sprint(run["created"], run["skipped"]) != "[] [map[reason:bill_exists room_id:"+room+"]]" {
+			t.Fatalf("march's bill run: %v", run)
+		}
+		if r := tn.do("GET", "/v1/meter-readings/"+final[0]["reading_id"].(string), nil, http.StatusOK).data(); r["bill_id"] != final[0]["id"] {
+			t.Fatalf("march's reading is billed by %v, not the final bill %v", r["bill_id"], final[0]["id"])
+		}
 		apr := bill("2027-04", 6, 50)
 		if apr["tenant_id"] != newcomer || lines(apr)[0] != "rent:Rent:450000" {
 			t.Fatalf("april %v %v", apr["tenant_id"], lines(apr))

@@ -148,20 +148,51 @@ type BillSource struct {
 	// Proration is the property's: with daily, the rent of a month the
 	// tenant moved in or out of is prorated (MonthRent).
 	Proration string
+	// Bills are the room's bills of the month made already, the first
+	// first: a tenant who moved out during the month has its final bill,
+	// and the tenant who came after may still be billed (NewBill).
+	Bills []RoomBill
+}
+
+// RoomBill is a bill a room's month has already: one per tenant.
+type RoomBill struct {
+	ID       string
+	TenantID *string
+}
+
+// billedTo reports whether the month's bill m is the tenant's (t nil: a
+// bill of the room with nobody in it).
+func (m RoomBill) billedTo(t *Tenant) bool {
+	if m.TenantID == nil || t == nil {
+		return m.TenantID == nil && t == nil
+	}
+	return *m.TenantID == t.ID
 }
 
 // NewBill makes the bill of a room's month from its reading: the room's
 // rent and the reading's usage at the rates it recorded, with the room's
 // charges and discounts of the month (Charge), due on the
 // property's due day of the next month; with daily proration, the rent
-// of a month the tenant moved in or out of is the days' share. A month without a reading is 409
-// reading_required; a month billed already is 409 resource_exists.
+// of a month the tenant moved in or out of is the days' share. A month
+// without a reading is 409 reading_required; a month billed already to
+// the tenant billed (src.Tenant) is 409 resource_exists.
+//
+// A month billed to another tenant already (the final bill of one who
+// moved out during it) is billed again to the one who moved in after:
+// the newcomer's days of rent and the month's charges, and no usage. The
+// reading's usage is the first bill's, and the newcomer's from the
+// move-out's reading on is on the next month's reading, whose previous
+// values that reading is.
 func NewBill(src BillSource, now time.Time) (Bill, error) {
 	if src.Reading == nil {
 		return Bill{}, Conflict("reading_required", "Room %s has no meter reading for %s; record the month's reading first.", src.Room.Number, src.Month)
 	}
-	if src.Reading.BillID != nil {
-		return Bill{}, BillExists(src.Room.Number, src.Month, *src.Reading.BillID)
+	reading := *src.Reading
+	for _, m := range src.Bills {
+		if m.billedTo(src.Tenant) {
+			return Bill{}, BillExists(src.Room.Number, src.Month, m.ID)
+		}
+		reading = reading.unmetered()
 	}
 	at := Time{Time: now}
 	b := Bill{ID: NewID(PrefixBill), Object: "bill", RoomID: src.Room.ID, PropertyID: src.Room.PropertyID, Month: src.Month,
@@ -178,7 +209,7 @@ func NewBill(src BillSource, now time.Time) (Bill, error) {
 		b.Status, b.IssuedAt, b.LateFee = BillIssued, &at, src.LateFee.clone()
 	}
 	b.Warnings = BillWarnings(b.IssuedAt, b.DueDate)
-	b.Price(*src.Reading)
+	b.Price(reading)
 	b.Charge(src.Charges)
 	return b, nil
 }

@@ -122,7 +122,7 @@ func TestNewBill(t *testing.T) {
 		code string
 	}{
 		{BillSource{Room: room, Month: "2026-11"}, "reading_required"},
-		{BillSource{Room: room, Reading: billed, Month: "2026-11"}, "resource_exists"},
+		{BillSource{Room: room, Reading: billed, Bills: []RoomBill{{ID: billID}}, Month: "2026-11"}, "resource_exists"},
 		{BillSource{Room: room, Reading: reading, DueDay: 31, Month: "2027-01", Issue: true}, ""},
 		{BillSource{Room: room, Reading: reading, Tenant: tenant, DueDay: 5, Month: "2026-11"}, ""},
 	}

@@ -104,6 +104,14 @@ type Reading struct {
 	UpdatedAt   Time        `json:"updated_at"`
 }
 
+// unmetered is the reading as a later bill of its month takes it: the
+// rates, with no usage and no flat water amount, which the month's first
+// bill carries (NewBill).
+func (r Reading) unmetered() Reading {
+	r.Electricity.Usage, r.Water.Usage, r.Water.FlatAmount = 0, 0, nil
+	return r
+}
+
 // PartInput is one part of a reading body.
 type PartInput struct {
 	Set      bool

@@ -256,7 +256,7 @@ func TestPlanBillRun(t *testing.T) {
 	srcs := []BillSource{
 		{Room: room("r1"), Reading: &Reading{ID: "mrd_1"}, Month: "2026-11", DueDay: 5, Issue: true},
 		{Room: room("r2"), Month: "2026-11", DueDay: 5, Issue: true},
-		{Room: room("r3"), Reading: &Reading{ID: "mrd_3", BillID: &billID}, Month: "2026-11", DueDay: 5, Issue: true},
+		{Room: room("r3"), Reading: &Reading{ID: "mrd_3", BillID: &billID}, Bills: []RoomBill{{ID: billID}}, Month: "2026-11", DueDay: 5, Issue: true},
 		{Room: room("r4"), Reading: &Reading{ID: "mrd_4"}, Tenant: &Tenant{ID: "tnt_4", Occupants: 1}, Month: "2026-11", DueDay: 5, Issue: true},
 	}
 	bills, skipped, err := PlanBillRun(srcs, now)

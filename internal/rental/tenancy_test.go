@@ -126,6 +126,51 @@ func TestNewBillProrated(t *testing.T) {
 	}
 }
 
+// A month billed to the tenant who left is billed again to the newcomer:
+// prorated rent and charges, no usage; billed to the tenant already (or,
+// with nobody in the room, billed to nobody already), it is 409.
+func TestNewBillAfterAFinalBill(t *testing.T) {
+	t.Parallel()
+	out := Time{Time: bkk("2027-03-10", 9)}
+	old := &Tenant{ID: "tnt_old", Occupants: 1, MovedInAt: Time{Time: bkk("2026-11-17", 9)}, MovedOutAt: &out}
+	next := &Tenant{ID: "tnt_new", Occupants: 2, MovedInAt: Time{Time: bkk("2027-03-11", 9)}}
+	flat := int64(10000)
+	reading := &Reading{ID: "mrd_a", Electricity: ReadingPart{Usage: 100, Rate: 800},
+		Water: WaterPart{ReadingPart: ReadingPart{Usage: 5, Rate: 1800}, Billing: WaterFlatPerPerson, FlatAmount: &flat}}
+	internet := []Charge{{ID: "chg_a", Type: ChargeCharge, Description: "Internet", Amount: 30000, Month: "2027-03"}}
+	src := func(t *Tenant, billed ...RoomBill) BillSource {
+		return BillSource{Room: Room{ID: "room_a", Number: "401", MonthlyRent: 450000}, DueDay: 5, Month: "2027-03", Tenant: t,
+			Proration: ProrationDaily, Reading: reading, Charges: internet, Bills: billed}
+	}
+	now := bkk("2027-03-31", 12)
+	final, err := NewBill(src(old), now)
+	if err != nil || final.Electricity.Amount == 0 || final.Total != 130645+final.Electricity.Amount+10000+30000 {
+		t.Fatalf("the final bill: %+v, %v", final.Lines, err)
+	}
+	b, err := NewBill(src(next, RoomBill{ID: final.ID, TenantID: &old.ID}), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Rent != 304839 || b.Electricity.Usage != 0 || b.Electricity.Amount != 0 || b.Water.Usage != 0 || b.Water.Amount != 0 ||
+		b.Total != 304839+30000 || *b.TenantID != "tnt_new" || b.ReadingID != "mrd_a" {
+		t.Fatalf("the newcomer's bill: %+v, total %d", b.Lines, b.Total)
+	}
+	for _, tc := range []struct {
+		name   string
+		tenant *Tenant
+		billed []RoomBill
+	}{
+		{"the newcomer's again", next, []RoomBill{{ID: final.ID, TenantID: &old.ID}, {ID: b.ID, TenantID: &next.ID}}},
+		{"the leaver's again", old, []RoomBill{{ID: final.ID, TenantID: &old.ID}}},
+		{"nobody's again", nil, []RoomBill{{ID: "bill_x"}}},
+	} {
+		_, err := NewBill(src(tc.tenant, tc.billed...), now)
+		if e, ok := AsError(err); !ok || e.Code != "resource_exists" {
+			t.Errorf("%s: %v, want 409 resource_exists", tc.name, err)
+		}
+	}
+}
+
 // Who a month is billed to: the last to move in of those who lived there
 // some day of it, else the tenant there now.
 func TestBilledTenant(t *testing.T) {

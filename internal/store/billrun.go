@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -89,8 +90,8 @@ func (q *Queries) propertyRooms(ctx context.Context, acct *rental.Account, prope
 }
 
 // billSources loads what the month's bills of rooms (all of prop's, or
-// one) are made from: the month's readings with the bills made from
-// them, the tenants who lived there that month (rental.BilledTenant picks
+// one) are made from: the month's readings, the bills made for the month
+// already, the tenants who lived there that month (rental.BilledTenant picks
 // each room's) and the charges active in the month, a query
 // each, in the rooms' order.
 func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *rental.Property, rooms []rental.Room, month string, issue bool) ([]rental.BillSource, error) {
@@ -122,6 +123,28 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 	if err != nil {
 		return nil, err
 	}
+	w = scope(`SELECT room_id, id, tenant_id FROM bills`).and("month = ?", month)
+	rows, err = q.c.QueryContext(ctx, w.sql+` ORDER BY created_at, id`, w.args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: bills of the month: %w", err)
+	}
+	type roomBill struct {
+		room string
+		bill rental.RoomBill
+	}
+	billed, err := scanAll(rows, "bills of the month", func(sc *scanner, b *roomBill) error {
+		var tenant sql.NullString
+		if err := sc.Scan(&b.room, &b.bill.ID, &tenant); err != nil {
+			return err
+		}
+		if tenant.Valid {
+			b.bill.TenantID = &tenant.String
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	w = scope(`SELECT `+chargeColumns+` FROM charges`).and(activeIn, month)
 	rows, err = q.c.QueryContext(ctx, w.sql+` ORDER BY created_at, id`, w.args...)
 	if err != nil {
@@ -150,6 +173,11 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 	}
 	for j := range srcs {
 		srcs[j].Tenant = rental.BilledTenant(month, lived[j])
+	}
+	for _, b := range billed {
+		if j, ok := index[b.room]; ok {
+			srcs[j].Bills = append(srcs[j].Bills, b.bill)
+		}
 	}
 	for _, c := range charges {
 		if j, ok := index[c.RoomID]; ok {
@@ -184,7 +212,7 @@ func scanAll[T any](rows interface {
 
 // insertBills inserts new bills, many rows a statement, and records
 // bill.created for each. A bill whose room and month are billed already
-// (another writer's, between the load and here) is 409 resource_exists
+// to its tenant (another writer's, between the load and here) is 409 resource_exists
 // for room (the room's number; empty for a run's several).
 func (tx *Tx) insertBills(ctx context.Context, acct *rental.Account, bills []rental.Bill, room string) error {
 	if len(bills) == 0 {

@@ -54,9 +54,12 @@ func (q *Queries) ListMeters(ctx context.Context, acct *rental.Account, f MeterF
 	return list(ctx, q, w.sql, w.args, p, scanMeter)
 }
 
+// readingColumns are a reading's, with its bill: the first made from it,
+// which carries its usage (a newcomer's bill of the same month has none,
+// see rental.NewBill).
 const readingColumns = `id, room_id, property_id, month, e_previous, e_current, e_rollover, e_rate,
 	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, flags,
-	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id) AS bill_id, created_at, updated_at`
+	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id ORDER BY b.created_at, b.id LIMIT 1) AS bill_id, created_at, updated_at`
 
 func scanReading(sc *scanner, r *rental.Reading) error {
 	*r = rental.Reading{Object: "meter_reading", Currency: rental.Currency}

@@ -70,7 +70,7 @@ type MoveOutInput struct {
 // /v1/meter-readings records one (its refusals name final_reading.…), the
 // tenant moved out as MoveOut does (tenant.deleted, room.updated), the
 // month's final bill issued as POST /v1/bills makes it when the month has
-// a reading and no bill and the tenant lived some day of it, and the
+// a reading and no bill of the tenant's and the tenant lived some day of it, and the
 // settlement made from the tenant's unpaid bills (settlement.created). A
 // room of another account, or without a tenant (as a second move-out
 // finds it), is 404.
@@ -114,8 +114,9 @@ func (tx *Tx) SettleMoveOut(ctx context.Context, acct *rental.Account, roomID st
 		if err != nil && !isNotFound(err) {
 			return nil, err
 		}
-		if r != nil && r.BillID == nil {
-			if _, err := tx.CreateBill(ctx, acct, room.ID, month, true); err != nil {
+		if r != nil {
+			// Billed already to this tenant: that bill is the final one.
+			if _, err := tx.CreateBill(ctx, acct, room.ID, month, true); err != nil && !isCode(err, "resource_exists") {
 				return nil, err
 			}
 		}
@@ -140,6 +141,12 @@ func (tx *Tx) SettleMoveOut(ctx context.Context, acct *rental.Account, roomID st
 func isNotFound(err error) bool {
 	e, ok := rental.AsError(err)
 	return ok && e.Kind == rental.KindNotFound
+}
+
+// isCode reports whether err is a rental error of code.
+func isCode(err error, code string) bool {
+	e, ok := rental.AsError(err)
+	return ok && e.Code == code
 }
 
 func (tx *Tx) insertSettlement(ctx context.Context, acct *rental.Account, s *rental.Settlement) error {
