@@ -99,8 +99,14 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 	if len(rooms) == 1 {
 		one = rooms[0].ID
 	}
+	// One room is looked up by the room (the indexes that lead with it
+	// serve), a property's rooms by the property.
 	scope := func(base string) *where {
-		return scoped(base+` WHERE landlord_id = $1`, acct.LandlordID).and("property_id = ?", prop.ID).and("room_id = ?", one)
+		w := scoped(base+` WHERE landlord_id = $1`, acct.LandlordID)
+		if one != "" {
+			return w.and("room_id = ?", one)
+		}
+		return w.and("property_id = ?", prop.ID)
 	}
 	w := scope(`SELECT `+readingColumns+` FROM meter_readings`).and("month = ?", month)
 	rows, err := q.c.QueryContext(ctx, w.sql, w.args...)
@@ -123,8 +129,11 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 	if err != nil {
 		return nil, err
 	}
-	w = scope(`SELECT room_id, id, tenant_id FROM bills`).and("month = ?", month)
-	rows, err = q.c.QueryContext(ctx, w.sql+` ORDER BY created_at, id`, w.args...)
+	// Every bill of the month is made from the month's reading: found by
+	// it (bills_reading), the property's other months unread.
+	w = scope(`SELECT id FROM meter_readings`).and("month = ?", month)
+	w.sql = `SELECT room_id, id, tenant_id FROM bills WHERE reading_id IN (` + w.sql + `)`
+	rows, err = q.c.QueryContext(ctx, w.sql, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: bills of the month: %w", err)
 	}
