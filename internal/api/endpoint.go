@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -204,6 +205,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 	if err != nil {
 		return fail(err)
 	}
+	release = sync.OnceFunc(release)
 	defer release()
 	// Counted as the status is written, before the client can send its next request.
 	w = &request.StatusWriter{ResponseWriter: w, OnStatus: func(status int) {
@@ -241,6 +243,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 	}
 	if !held() {
 		return false
+	}
+	if resp.stream != nil {
+		release() // a stream lasts: it holds no place in the gate
+		resp.stream.serve(w)
+		return true
 	}
 	if resp.write(w) == nil {
 		resp.release()
@@ -284,6 +291,9 @@ func (s *Server) run(c *call, h handlerFunc) (response, error) {
 	}
 	if err != nil {
 		return s.renderError(c.ctx, err), nil
+	}
+	if st, ok := body.(*eventStream); ok {
+		return response{status: status, stream: st}, nil
 	}
 	return renderInto(&s.bodies, status, body), nil
 }
@@ -495,8 +505,9 @@ func checkBody(r *http.Request, b []byte) error {
 }
 
 // checkQuery refuses query parameters the operation does not accept, and
-// any parameter given twice; it returns the parameters, parsed once for
-// the whole request.
+// any parameter given twice unless allowed names it with a trailing "*"
+// (the stream's type: repeatable); it returns the parameters, parsed once
+// for the whole request.
 func checkQuery(r *http.Request, allowed []string) (url.Values, error) {
 	q := r.URL.Query()
 	names := make([]string, 0, len(q))
@@ -505,14 +516,21 @@ func checkQuery(r *http.Request, allowed []string) (url.Values, error) {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		if !slices.Contains(allowed, name) {
-			return nil, rental.UnknownQueryParameter(name, allowed)
+		repeatable := slices.Contains(allowed, name+"*")
+		if !repeatable && !slices.Contains(allowed, name) {
+			accepted := make([]string, len(allowed))
+			for i, a := range allowed {
+				accepted[i] = strings.TrimSuffix(a, "*")
+			}
+			return nil, rental.UnknownQueryParameter(name, accepted)
 		}
-		if len(q[name]) > 1 {
+		if len(q[name]) > 1 && !repeatable {
 			return nil, rental.RepeatedQueryParameter(name)
 		}
-		if v := q.Get(name); !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
-			return nil, rental.QueryNotText(name)
+		for _, v := range q[name] {
+			if !utf8.ValidString(v) || strings.ContainsFunc(v, unicode.IsControl) {
+				return nil, rental.QueryNotText(name)
+			}
 		}
 	}
 	return q, nil

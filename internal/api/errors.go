@@ -62,6 +62,9 @@ type response struct {
 	// buf, if set, holds body, and goes back to its pool once the
 	// response is sent (see release).
 	buf *bodyBuffer
+	// stream, if set, is the answer instead of body: an event stream,
+	// which writes itself (see Server.serve).
+	stream *eventStream
 }
 
 // bodyBuffer is a buffer success bodies are rendered into, and pool the

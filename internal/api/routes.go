@@ -81,6 +81,7 @@ func (s *Server) routes() {
 
 	// Events need no particular scope: each reader sees the types it can read.
 	s.handle("GET /v1/events", s.endpoint("", listQuery("type", "created_after"), s.listEvents))
+	s.handle("GET /v1/events/stream", s.endpoint("", []string{"type*"}, s.streamEvents))
 	s.handle("GET /v1/events/{event_id}", s.endpoint("", nil, s.getEvent))
 
 	// Webhook endpoints are the application's own, per mode.

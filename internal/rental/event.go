@@ -19,3 +19,32 @@ func EventTypeFilter(typ string) (string, error) {
 	}
 	return strings.TrimSuffix(typ, "*"), nil
 }
+
+// maxStreamTypes bounds the types one stream's filter lists.
+const maxStreamTypes = 20
+
+// StreamTypeFilter reads the event stream's type filter: the values of
+// its type parameters, each one type or prefix (as EventTypeFilter) or
+// several separated by commas. It returns the filters, none when no type
+// was given (every type the reader may see).
+func StreamTypeFilter(values []string) ([]string, error) {
+	var out []string
+	for _, v := range values {
+		for t := range strings.SplitSeq(v, ",") {
+			f, err := EventTypeFilter(strings.TrimSpace(t))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, f)
+		}
+	}
+	if len(out) > maxStreamTypes {
+		return nil, Invalid("type", "type lists at most %d event types or prefixes.", maxStreamTypes)
+	}
+	return out, nil
+}
+
+// ErrTooManyStreams is 429 rate_limited for a stream beyond the 5 an
+// application may hold open in a mode.
+var ErrTooManyStreams = &Error{Kind: KindRateLimited, Code: "rate_limited", RetryAfter: 15,
+	Message: "This application has 5 event streams open in this mode already; close one, or wait for one to end."}

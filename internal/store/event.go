@@ -182,10 +182,12 @@ func (q *Queries) scanEvent(sc *scanner, e *StoredEvent) error {
 
 // EventFilter narrows an event list. Prefixes are the type prefixes the
 // reader may see ("bill." and so on); Type is an exact type or a prefix
-// ending in ".".
+// ending in "."; Types are several such, any of which an event may match
+// (the stream's filter).
 type EventFilter struct {
 	Prefixes     []string
 	Type         string
+	Types        []string
 	CreatedAfter *int64
 }
 
@@ -206,13 +208,26 @@ func (q *Queries) eventWhere(acct *rental.Account, f EventFilter, now time.Time)
 		w.sql += " AND FALSE"
 		return w
 	}
+	w.anyType(f.Prefixes)
+	if len(f.Types) > 0 {
+		w.anyType(f.Types)
+	}
+	return w
+}
+
+// anyType narrows to the events whose type is one of types, or starts
+// with one of them ending in ".".
+func (w *where) anyType(types []string) {
 	var or []string
-	for _, p := range f.Prefixes {
-		w.args = append(w.args, p)
-		or = append(or, fmt.Sprintf("substr(type, 1, %d) = $%d", len(p), len(w.args)))
+	for _, t := range types {
+		w.args = append(w.args, t)
+		if strings.HasSuffix(t, ".") {
+			or = append(or, fmt.Sprintf("substr(type, 1, %d) = $%d", len(t), len(w.args)))
+		} else {
+			or = append(or, fmt.Sprintf("type = $%d", len(w.args)))
+		}
 	}
 	w.sql += " AND (" + strings.Join(or, " OR ") + ")"
-	return w
 }
 
 // ListEvents returns a page of the landlord's events the reader may see.
