@@ -2,15 +2,16 @@
 // `serve` runs the API, the pages and the background jobs (on an embedded
 // SQLite database unless told otherwise), `migrate` updates a database's
 // schema, `admin` holds the operator's tools for applications, keys,
-// landlords, people and invoices, and `version` says which build this is.
+// landlords, people and invoices, `listen` forwards a developer's events
+// to their own machine, and `version` says which build this is.
 //
 // main.go is run, the program with its environment passed in so tests run
 // it in process; flags.go is the one flag-with-environment helper (each
 // flag writes its own "(env …)" text); serve.go parses serve's flags
 // (parseServe) apart from running them (runServe); config.go holds the
 // database flags every command shares and migrate; admin.go and
-// invoice.go the admin tools; gc.go and logbuf.go tune the collector and
-// buffer the log.
+// invoice.go the admin tools; listen.go the event forwarder; gc.go and
+// logbuf.go tune the collector and buffer the log.
 package main
 
 import (
@@ -41,6 +42,7 @@ var commands = []struct{ name, summary string }{
 	{"serve", "run the service (API, pages, background jobs)"},
 	{"migrate", "bring a database's schema up to date and exit"},
 	{"admin", "operator tools for applications, keys, landlords and people:"},
+	{"listen", "forward an account's events to a local URL as signed webhook deliveries"},
 	{"version", "print the module version and the VCS revision of this build"},
 }
 
@@ -77,6 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		err = env.migrate(ctx, args[1:])
 	case "admin":
 		err = env.admin(ctx, args[1:])
+	case "listen":
+		err = env.listen(ctx, args[1:])
 	case "version":
 		err = env.version(args[1:])
 	case "-h", "-help", "--help", "help":

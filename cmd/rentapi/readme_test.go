@@ -44,6 +44,8 @@ var readmeNotRun = []readmeSkip{
 		"a deployment on the reader's own hosts (db.internal, cache.internal) serving 0.0.0.0:8080 for good; migrate and serve on PostgreSQL run in TestBinaryEndToEnd/postgres"},
 	{regexp.MustCompile(`^(go build -o rentapi \./cmd/rentapi|\./rentapi (--help|version)( .*)?)$`),
 		"writes ./rentapi into the working tree; the test runs the same build (buildBinary), and TestBinaryHelpAndVersion runs --help and version"},
+	{regexp.MustCompile(`^go run \./cmd/rentapi listen --api-key "\$KEY" --forward-to \S+ +--events '[^']+' --api-base "\$BASE"$`),
+		"runs until stopped, forwarding to the reader's own receiver on localhost:3000; TestListenForwardsTheStream runs the same command, built, against a receiver of its own"},
 	{regexp.MustCompile(`^\./rentapi admin [a-z-]+( [a-z]+)?( .*)? +# .+$`),
 		"a synopsis of the operator tools ([optional] flags, … placeholders), not a script; TestAdminOperatorTools, TestAdminInvoiceTools and TestAdminExitStatus run every tool"},
 }

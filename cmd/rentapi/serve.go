@@ -284,6 +284,7 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 		MaxHeaderBytes:    1 << 20, // the API answers over 64 KB in its envelope
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(srv.EndStreams)
 	// Starting made garbage (migrations parsed, templates, River's
 	// set-up) that would set the first heap goal at three times itself:
 	// collected now, the first requests do not grow the heap to it.

@@ -95,20 +95,24 @@ type Config struct {
 // Server serves the API. It holds no request state between requests other
 // than the in-memory rate limiters.
 type Server struct {
-	proxies  request.Proxies
-	noting   chan struct{} // key-use writes under way (noteKeyUse)
-	db       *store.DB
-	secret   *secret.Secret
-	log      *slog.Logger
-	now      func() time.Time
-	mux      *request.Mux
-	patterns []string
-	gate     *gate
-	bodyWait time.Duration
-	limits   *limits
-	meter    *meter
-	doc      *document
-	guard    webhook.Guard
+	// ending closes when the server shuts down (EndStreams): open event
+	// streams end then, rather than hold the shutdown until its timeout.
+	ending    chan struct{}
+	endStream func()
+	proxies   request.Proxies
+	noting    chan struct{} // key-use writes under way (noteKeyUse)
+	db        *store.DB
+	secret    *secret.Secret
+	log       *slog.Logger
+	now       func() time.Time
+	mux       *request.Mux
+	patterns  []string
+	gate      *gate
+	bodyWait  time.Duration
+	limits    *limits
+	meter     *meter
+	doc       *document
+	guard     webhook.Guard
 	// publicURL is where payment pages are; providers sign confirmations.
 	publicURL string
 	providers map[string]string
@@ -133,7 +137,9 @@ type Server struct {
 func NewServer(cfg Config) (*Server, error) {
 	s := &Server{db: cfg.DB, secret: cfg.Secret, log: cfg.Log, now: cfg.Now, mux: request.NewMux(), guard: cfg.Guard,
 		publicURL: strings.TrimRight(cfg.PublicURL, "/"), providers: cfg.Providers, known: map[string]bool{}, metrics: cfg.Metrics,
-		chatLive: cfg.ChatLive, slipsLive: cfg.SlipsLive, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies}
+		chatLive: cfg.ChatLive, slipsLive: cfg.SlipsLive, lineSecret: cfg.LineChannelSecret, proxies: cfg.TrustedProxies,
+		ending: make(chan struct{})}
+	s.endStream = sync.OnceFunc(func() { close(s.ending) })
 	if s.publicURL == "" {
 		return nil, errors.New("api: the public URL of payment pages is not set")
 	}
@@ -312,3 +318,9 @@ func logPath(p string) string {
 	}
 	return strings.Join(segs, "/")
 }
+
+// EndStreams ends every open event stream (GET /v1/events/stream): a
+// server shutting down calls it (http.Server.RegisterOnShutdown), since
+// net/http waits for streams as for any request, and their clients
+// reconnect, with Last-Event-ID, to a process still serving.
+func (s *Server) EndStreams() { s.endStream() }

@@ -88,6 +88,8 @@ func (st *eventStream) serve(w http.ResponseWriter) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.ending:
+			return
 		case <-poll.C:
 		}
 		if time.Since(renewed) >= store.StreamLease/3 {

@@ -86,6 +86,17 @@ func NewSender(g Guard, resolver *net.Resolver) *Sender {
 	}}
 }
 
+// NewLocalSender returns a sender that reaches any address: for `rentapi
+// listen`, which a developer runs to forward their own events to their own
+// machine (or a container beside it), never for the service's deliveries.
+func NewLocalSender() *Sender {
+	return &Sender{client: &http.Client{
+		Transport:     &http.Transport{Proxy: nil, ResponseHeaderTimeout: Timeout},
+		Timeout:       Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+}
+
 // Delivery is one attempt to make: where, what, and who signs it.
 type Delivery struct {
 	URL        string
