@@ -231,6 +231,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 			c.q = s.db.ReadChecking(c.check)
 		}
 		resp, _ = s.run(c, op.h)
+		resp = conditional(r, resp, cl)
 	} else if bodyErr != nil {
 		return fail(bodyErr)
 	} else {

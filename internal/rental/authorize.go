@@ -165,7 +165,8 @@ func (s Scopes) Require(scope Scope) error {
 // It does when it reached an account (acct) and was answered with status,
 // an HTTP status, 2xx, or 4xx other than 401 and 429: a refused key or a
 // rate refusal is not the developer's use, and a 5xx is the service's
-// fault.
+// fault. A 304 (a conditional GET whose answer had not changed) is not
+// counted either: it is the saving conditional requests offer.
 func Billable(acct *Account, status int) bool {
-	return acct != nil && status >= 200 && status < 500 && status != 401 && status != 429
+	return acct != nil && status >= 200 && status < 500 && status != 304 && status != 401 && status != 429
 }

@@ -174,7 +174,7 @@ func TestBillable(t *testing.T) {
 	t.Parallel()
 	acct := &Account{ID: "acct_1"}
 	for status, want := range map[int]bool{200: true, 201: true, 202: true, 204: true, 400: true, 402: true, 403: true, 404: true,
-		409: true, 413: true, 401: false, 429: false, 500: false, 503: false, 100: false} {
+		409: true, 413: true, 304: false, 401: false, 429: false, 500: false, 503: false, 100: false} {
 		if got := Billable(acct, status); got != want {
 			t.Errorf("Billable(%d) = %v", status, got)
 		}

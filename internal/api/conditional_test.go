@@ -1,0 +1,98 @@
+package api_test
+
+import (
+	"net/http"
+	"strconv"
+	"testing"
+
+	"rentapi/internal/api"
+	"rentapi/internal/rental"
+	"rentapi/internal/store/storetest"
+)
+
+// Conditional GETs: a strong ETag on every 200 of an object or a list; the
+// same tag in If-None-Match is 304 with no body, not counted against the
+// quota; the tag changes with the answer (written on one process, read on
+// another), with the key's scopes, and a 404 stays a 404.
+func TestConditionalRequests(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		noLimits := func(c *api.Config) { c.NoRateLimits = true }
+		a, b := newHarness(t, e, noLimits), newHarness(t, e.Another(t), noLimits)
+		f := a.fixture(rental.PlanFree)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		key := a.liveKey(f, acct.ID)
+		narrow := a.liveKey(f, acct.ID, rental.ScopePropertiesRead)
+		want(t, a.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Tag")}), http.StatusCreated)
+		get := func(h *harness, key, path string, headers ...string) *result {
+			t.Helper()
+			return h.do(req{key: key, method: "GET", path: path, headers: headers})
+		}
+		remaining := func(r *result) int {
+			n, err := strconv.Atoi(r.header.Get("X-Quota-Remaining"))
+			if err != nil {
+				t.Fatalf("X-Quota-Remaining %q", r.header.Get("X-Quota-Remaining"))
+			}
+			return n
+		}
+
+		first := get(a, key, "/v1/properties")
+		want(t, first, http.StatusOK)
+		tag := first.header.Get("ETag")
+		if len(tag) != 24 || tag[0] != '"' {
+			t.Fatalf("ETag %q", tag)
+		}
+		if again := get(b, key, "/v1/properties"); again.header.Get("ETag") != tag {
+			t.Fatalf("another process tags the same answer %q, not %q", again.header.Get("ETag"), tag)
+		}
+		// 304s: the tag, a list of tags, a weak form of it, and *.
+		var before int
+		for i, inm := range []string{tag, `"other", ` + tag, "W/" + tag, "*"} {
+			res := get(a, key, "/v1/properties", "If-None-Match: "+inm)
+			want(t, res, http.StatusNotModified)
+			if len(res.body) != 0 || res.header.Get("ETag") != tag || res.header.Get("X-Request-ID") == "" {
+				t.Fatalf("304 for %s: %q, headers %v", inm, res.body, res.header)
+			}
+			// The first 304 shows the 200s before it counted; no 304 counts.
+			if n := remaining(res); i > 0 && n != before {
+				t.Fatalf("a 304 was counted: %d requests left after it, %d before", n, before)
+			} else {
+				before = n
+			}
+		}
+		if n := remaining(get(a, key, "/v1/properties", "If-None-Match: "+tag)); n != before {
+			t.Fatalf("%d left, %d before", n, before)
+		}
+		want(t, get(a, key, "/v1/properties", `If-None-Match: "stale"`), http.StatusOK)
+		if n := remaining(get(a, key, "/v1/properties", "If-None-Match: "+tag)); n != before-1 {
+			t.Fatalf("the 200 between was not counted: %d left, %d before", n, before)
+		}
+
+		// Written on one process, read on the other: the new answer.
+		want(t, a.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Tag 2")}), http.StatusCreated)
+		changed := get(b, key, "/v1/properties", "If-None-Match: "+tag)
+		want(t, changed, http.StatusOK)
+		if len(changed.json()["data"].([]any)) != 2 || changed.header.Get("ETag") == tag {
+			t.Fatalf("after a write: %s, tag %s", changed.body, changed.header.Get("ETag"))
+		}
+		tag = changed.header.Get("ETag")
+		// The same body through a key of other scopes is another tag.
+		other := get(a, narrow, "/v1/properties", "If-None-Match: "+tag)
+		want(t, other, http.StatusOK)
+		if other.header.Get("ETag") == tag {
+			t.Fatal("a key of other scopes got the same tag")
+		}
+		// An object's own tag; a 404 stays a 404, whatever If-None-Match says.
+		id := changed.json()["data"].([]any)[0].(map[string]any)["id"].(string)
+		obj := get(a, key, "/v1/properties/"+id)
+		want(t, get(a, key, "/v1/properties/"+id, "If-None-Match: "+obj.header.Get("ETag")), http.StatusNotModified)
+		want(t, get(a, key, "/v1/properties/prop_000000000000000000000000", "If-None-Match: *"), http.StatusNotFound, "resource_not_found")
+		// Writes carry no tag, and If-None-Match does not stop them.
+		res := a.do(req{key: key, method: "PATCH", path: "/v1/properties/" + id, body: map[string]any{"name": "Baan Tag 3"},
+			headers: []string{"If-None-Match: *"}})
+		want(t, res, http.StatusOK)
+		if res.header.Get("ETag") != "" {
+			t.Fatalf("a write answered with ETag %s", res.header.Get("ETag"))
+		}
+	})
+}
