@@ -79,6 +79,13 @@ func (l *listener) run(ctx context.Context) error {
 			return nil
 		}
 		var refused *streamRefusal
+		if errors.As(err, &refused) && refused.lostPlace() && l.last != "" {
+			// The event to resume after is gone (a sandbox reset deleted
+			// it, or it is past retention): go on from now.
+			fmt.Fprintf(l.out, "%s  %s is no longer stored; streaming from now on\n", time.Now().Format(time.TimeOnly), l.last)
+			l.last = ""
+			continue
+		}
 		if errors.As(err, &refused) && !refused.passing() {
 			return err
 		}
@@ -111,10 +118,30 @@ func (r *streamRefusal) passing() bool {
 	return r.status == http.StatusTooManyRequests || r.status >= 500
 }
 
+// lostPlace reports whether the refusal is of the Last-Event-ID sent.
+func (r *streamRefusal) lostPlace() bool {
+	var e struct {
+		Error struct{ Param string } `json:"error"`
+	}
+	return r.status == http.StatusBadRequest && json.Unmarshal([]byte(r.body), &e) == nil && e.Error.Param == "Last-Event-ID"
+}
+
+// streamSilence is how long a stream may send nothing, not even its
+// keep-alive comment (every 15 seconds), before listen takes the
+// connection for dead (a server gone without closing it, a laptop that
+// slept) and reconnects.
+const streamSilence = 45 * time.Second
+
 // follow opens the stream (after l.last) and forwards its events until it
 // ends, returning how many it forwarded, the wait a 429 or 503 asked for,
 // and why it ended.
 func (l *listener) follow(ctx context.Context) (int, time.Duration, error) {
+	parent := ctx // deliveries' own: a slow receiver is no dead stream
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	silent := errors.New("nothing came for " + streamSilence.String())
+	watchdog := time.AfterFunc(streamSilence, func() { cancel(silent) })
+	defer watchdog.Stop()
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, l.stream, nil)
 	if err != nil {
 		return 0, 0, err
@@ -147,13 +174,17 @@ func (l *listener) follow(ctx context.Context) (int, time.Duration, error) {
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	var id, typ, data string
 	for sc.Scan() {
+		watchdog.Reset(streamSilence)
 		line := sc.Text()
 		switch {
 		case line == "":
 			if id != "" && data != "" {
-				l.deliver(ctx, id, typ, data)
-				l.last = id
+				l.deliver(parent, id, typ, data)
+				watchdog.Reset(streamSilence)
 				forwarded++
+			}
+			if id != "" { // an ID alone is where the stream began
+				l.last = id
 			}
 			id, typ, data = "", "", ""
 		case strings.HasPrefix(line, "id: "):
@@ -163,6 +194,9 @@ func (l *listener) follow(ctx context.Context) (int, time.Duration, error) {
 		case strings.HasPrefix(line, "data: "):
 			data = line[len("data: "):]
 		}
+	}
+	if err := context.Cause(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return forwarded, 0, err
 	}
 	if err := sc.Err(); err != nil {
 		return forwarded, 0, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"rentapi/internal/rental"
@@ -36,8 +37,13 @@ type eventStream struct {
 	r      *http.Request
 	caller *caller
 	f      store.EventFilter
-	after  int64
-	id     string
+	// after is the time of the last event sent (or skipped as the
+	// stream's start): the stream sends the events after it.
+	after int64
+	// first, when not empty, is the event the stream starts after, sent
+	// as an ID alone so that a client reconnecting before any event came
+	// resumes from where this stream began.
+	first string
 }
 
 func (s *Server) streamEvents(c *call) (int, any, error) {
@@ -47,29 +53,34 @@ func (s *Server) streamEvents(c *call) (int, any, error) {
 	}
 	f := readable(c)
 	f.Types = types
-	var after int64
+	st := &eventStream{s: s, r: c.r, caller: c.caller, f: f}
 	if last := c.r.Header.Get("Last-Event-ID"); last != "" {
-		after, err = c.q.StreamStart(c.ctx, c.acct(), f, s.now(), last)
+		st.after, err = c.q.StreamStart(c.ctx, c.acct(), f, s.now(), last)
 	} else {
-		after, err = c.q.LastEventTime(c.ctx, c.acct())
+		st.first, st.after, err = c.q.LastVisibleEvent(c.ctx, c.acct(), f, s.now())
 	}
 	if err != nil {
 		return 0, nil, err
 	}
-	id := rental.NewID("stream")
-	if err := s.db.OpenStream(c.ctx, c.caller.key.App.ID, c.caller.mode, id); err != nil {
-		return 0, nil, err
-	}
-	return http.StatusOK, &eventStream{s: s, r: c.r, caller: c.caller, f: f, after: after, id: id}, nil
+	return http.StatusOK, st, nil
 }
 
-// serve sends the stream until the client goes, the key or the account
-// stops admitting it (checked before each batch of events is sent), or
-// its slot is lost; then it gives the slot back.
+// serve takes one of the application's stream slots (429 rate_limited
+// when all are taken: it is taken here, once the request is answered for
+// sure, so that a request run twice takes one) and sends the stream until
+// the client goes, the server shuts down, the key or the account stops
+// admitting it (checked before each batch of events is sent, and every
+// StreamLease/3 when none come), or its slot is lost; then it gives the
+// slot back.
 func (st *eventStream) serve(w http.ResponseWriter) {
 	s, ctx := st.s, st.r.Context()
 	app, mode := st.caller.key.App.ID, st.caller.mode
-	defer s.db.CloseStream(context.WithoutCancel(ctx), app, mode, st.id)
+	id := rental.NewID("stream")
+	if err := s.db.OpenStream(ctx, app, mode, id); err != nil {
+		s.writeError(w, st.r, err)
+		return
+	}
+	defer s.db.CloseStream(context.WithoutCancel(ctx), app, mode, id)
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{}) // the server's write timeout is for answers, not streams
 	h := w.Header()
@@ -77,6 +88,9 @@ func (st *eventStream) serve(w http.ResponseWriter) {
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if st.first != "" {
+		fmt.Fprintf(w, "id: %s\n\n", st.first)
+	}
 	if rc.Flush() != nil {
 		return
 	}
@@ -93,17 +107,25 @@ func (st *eventStream) serve(w http.ResponseWriter) {
 		case <-poll.C:
 		}
 		if time.Since(renewed) >= store.StreamLease/3 {
-			if s.db.RenewStream(ctx, app, mode, st.id) != nil {
+			if s.db.RenewStream(ctx, app, mode, id) != nil || !st.admitted(ctx) {
 				return
 			}
 			renewed = time.Now()
 		}
-		events, err := s.db.Read().StreamEvents(ctx, st.caller.account, st.f, s.now(), st.after)
+		events, err := st.next(ctx)
 		if err != nil {
 			return // the client reconnects with Last-Event-ID
 		}
-		if len(events) > 0 && !st.admitted(ctx) {
-			return
+		if len(events) > 0 {
+			before := st.f.Prefixes
+			if !st.admitted(ctx) {
+				return
+			}
+			if !slices.Equal(before, st.f.Prefixes) { // the scopes changed: read again with the new ones
+				if events, err = st.next(ctx); err != nil {
+					return
+				}
+			}
 		}
 		buf.Reset()
 		for _, e := range events {
@@ -125,6 +147,22 @@ func (st *eventStream) serve(w http.ResponseWriter) {
 			return
 		}
 	}
+}
+
+// next reads the events after the last one sent. A landlord's clock behind
+// that event's time was taken back by a sandbox's reset, which deleted
+// every event before it: every event stored now is new, and the stream
+// goes on from the first.
+func (st *eventStream) next(ctx context.Context) ([]store.StoredEvent, error) {
+	s := st.s
+	clock, err := s.db.Read().LandlordClock(ctx, st.caller.account.LandlordID)
+	if err != nil {
+		return nil, err
+	}
+	if clock < st.after {
+		st.after = 0
+	}
+	return s.db.Read().StreamEvents(ctx, st.caller.account, st.f, s.now(), st.after)
 }
 
 // admitted checks the stream's key and account again, as a new request

@@ -25,6 +25,9 @@ type stream struct {
 	res    *http.Response
 	events chan sse
 	ended  chan struct{}
+	// start is the ID the stream began with, before any event (the
+	// latest event it will not send), when it sent one.
+	start chan string
 }
 
 // openStream opens a stream with the key, the query and the headers
@@ -45,7 +48,7 @@ func openStream(t *testing.T, h *harness, key, query string, headers ...string) 
 		res.Body.Close()
 		t.Fatalf("stream: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
 	}
-	s := &stream{t: t, res: res, events: make(chan sse, 100), ended: make(chan struct{})}
+	s := &stream{t: t, res: res, events: make(chan sse, 100), ended: make(chan struct{}), start: make(chan string, 1)}
 	t.Cleanup(s.close)
 	go func() {
 		defer close(s.ended)
@@ -56,8 +59,10 @@ func openStream(t *testing.T, h *harness, key, query string, headers ...string) 
 			line := sc.Text()
 			switch {
 			case line == "":
-				if e.id != "" {
+				if e.id != "" && e.data != nil {
 					s.events <- e
+				} else if e.id != "" {
+					s.start <- e.id
 				}
 				e = sse{}
 			case strings.HasPrefix(line, "id: "):
@@ -88,6 +93,16 @@ func (s *stream) next() sse {
 		s.t.Fatal("no event within 10 s")
 	}
 	return sse{}
+}
+
+// until reads events up to the first of type typ, and returns it.
+func (s *stream) until(typ string) sse {
+	s.t.Helper()
+	for {
+		if e := s.next(); e.typ == typ {
+			return e
+		}
+	}
 }
 
 // types reads n events and returns their types.
@@ -195,7 +210,28 @@ func TestEventStream(t *testing.T) {
 		if e := filtered.next(); e.typ != "property.created" {
 			t.Fatalf("the other key's stream got %s", e.typ)
 		}
-		// Its slots are free again: a new stream opens.
-		openStream(t, h, key, "")
+		// Its slots are free again: a new stream opens, starting after the
+		// latest event, whose ID it sends first.
+		latest := list(t, h, key, "/v1/events?limit=1")[0]["id"]
+		fresh := openStream(t, h, key, "")
+		select {
+		case id := <-fresh.start:
+			if id != latest {
+				t.Fatalf("the stream starts after %s, not the latest event %s", id, latest)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("the stream sent no ID to start from")
+		}
+
+		// A sandbox moved ahead, then reset: its events are deleted and its
+		// clock is back to real time. The stream goes on with the new ones.
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/test-helpers/clock/advance", body: map[string]any{"days": 30}}), http.StatusOK)
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Ahead")}), http.StatusCreated)
+		fresh.until("property.created") // after the bill's overdue and late events
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/test-helpers/sandbox/reset", body: map[string]any{}}), http.StatusOK)
+		want(t, h.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Reset")}), http.StatusCreated)
+		if e := fresh.until("property.created"); e.data["data"].(map[string]any)["object"].(map[string]any)["name"] != "Baan Reset" {
+			t.Fatalf("after the reset: %+v", e)
+		}
 	})
 }

@@ -158,6 +158,8 @@ type BillSource struct {
 type RoomBill struct {
 	ID       string
 	TenantID *string
+	// ChargeIDs are the charges its lines carry.
+	ChargeIDs []string
 }
 
 // billedTo reports whether the month's bill m is the tenant's (t nil: a
@@ -179,7 +181,8 @@ func (m RoomBill) billedTo(t *Tenant) bool {
 //
 // A month billed to another tenant already (the final bill of one who
 // moved out during it) is billed again to the one who moved in after:
-// the newcomer's days of rent and the month's charges, and no usage. The
+// the newcomer's days of rent, the month's recurring charges and the
+// one-offs no bill carries yet (ChargesFor), and no usage. The
 // reading's usage is the first bill's, and the newcomer's from the
 // move-out's reading on is on the next month's reading, whose previous
 // values that reading is.
@@ -210,7 +213,7 @@ func NewBill(src BillSource, now time.Time) (Bill, error) {
 	}
 	b.Warnings = BillWarnings(b.IssuedAt, b.DueDate)
 	b.Price(reading)
-	b.Charge(src.Charges)
+	b.Charge(ChargesFor(src.Charges, src.Bills))
 	return b, nil
 }
 

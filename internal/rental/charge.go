@@ -223,6 +223,24 @@ func (c Charge) ActiveIn(month string) bool {
 	return month >= c.Month && (c.EndsMonth == nil || month <= *c.EndsMonth)
 }
 
+// ChargesFor are the charges a bill of a room's month takes, of charges
+// (those of the room active in the month), given the room's other bills
+// of the month: every recurring one, which each tenant billed for the
+// month pays, and each one-off that none of the others carries, so that
+// a one-off is billed once, on the first bill that takes it.
+func ChargesFor(charges []Charge, others []RoomBill) []Charge {
+	if len(others) == 0 {
+		return charges
+	}
+	out := make([]Charge, 0, len(charges))
+	for _, c := range charges {
+		if c.Recurring || !slices.ContainsFunc(others, func(b RoomBill) bool { return slices.Contains(b.ChargeIDs, c.ID) }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // BilledOn reports whether the bill's lines carry the charge.
 func (c Charge) BilledOn(b Bill) bool {
 	return slices.ContainsFunc(b.Lines, func(l Line) bool { return l.ChargeID == c.ID })

@@ -48,3 +48,10 @@ func StreamTypeFilter(values []string) ([]string, error) {
 // application may hold open in a mode.
 var ErrTooManyStreams = &Error{Kind: KindRateLimited, Code: "rate_limited", RetryAfter: 15,
 	Message: "This application has 5 event streams open in this mode already; close one, or wait for one to end."}
+
+// UnknownLastEvent is 400 invalid_parameter for a stream resuming after an
+// event the reader cannot see (another account's, one past retention, or
+// none at all).
+func UnknownLastEvent(id string) *Error {
+	return Invalid("Last-Event-ID", "Last-Event-ID %s is not an event of this account within the last 30 days; reconnect without it to start from now.", id)
+}

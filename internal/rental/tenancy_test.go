@@ -127,7 +127,7 @@ func TestNewBillProrated(t *testing.T) {
 }
 
 // A month billed to the tenant who left is billed again to the newcomer:
-// prorated rent and charges, no usage; billed to the tenant already (or,
+// prorated rent, recurring charges and one-offs not billed yet, no usage; billed to the tenant already (or,
 // with nobody in the room, billed to nobody already), it is 409.
 func TestNewBillAfterAFinalBill(t *testing.T) {
 	t.Parallel()
@@ -137,23 +137,29 @@ func TestNewBillAfterAFinalBill(t *testing.T) {
 	flat := int64(10000)
 	reading := &Reading{ID: "mrd_a", Electricity: ReadingPart{Usage: 100, Rate: 800},
 		Water: WaterPart{ReadingPart: ReadingPart{Usage: 5, Rate: 1800}, Billing: WaterFlatPerPerson, FlatAmount: &flat}}
-	internet := []Charge{{ID: "chg_a", Type: ChargeCharge, Description: "Internet", Amount: 30000, Month: "2027-03"}}
+	internet := []Charge{{ID: "chg_a", Type: ChargeCharge, Description: "Internet", Amount: 30000, Month: "2027-03", Recurring: true},
+		{ID: "chg_b", Type: ChargeCharge, Description: "Key card", Amount: 5000, Month: "2027-03"}}
 	src := func(t *Tenant, billed ...RoomBill) BillSource {
 		return BillSource{Room: Room{ID: "room_a", Number: "401", MonthlyRent: 450000}, DueDay: 5, Month: "2027-03", Tenant: t,
 			Proration: ProrationDaily, Reading: reading, Charges: internet, Bills: billed}
 	}
 	now := bkk("2027-03-31", 12)
 	final, err := NewBill(src(old), now)
-	if err != nil || final.Electricity.Amount == 0 || final.Total != 130645+final.Electricity.Amount+10000+30000 {
+	if err != nil || final.Electricity.Amount == 0 || final.Total != 130645+final.Electricity.Amount+10000+30000+5000 {
 		t.Fatalf("the final bill: %+v, %v", final.Lines, err)
 	}
-	b, err := NewBill(src(next, RoomBill{ID: final.ID, TenantID: &old.ID}), now)
+	// The key card is on the final bill: the newcomer pays the internet.
+	b, err := NewBill(src(next, RoomBill{ID: final.ID, TenantID: &old.ID, ChargeIDs: []string{"chg_a", "chg_b"}}), now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if b.Rent != 304839 || b.Electricity.Usage != 0 || b.Electricity.Amount != 0 || b.Water.Usage != 0 || b.Water.Amount != 0 ||
 		b.Total != 304839+30000 || *b.TenantID != "tnt_new" || b.ReadingID != "mrd_a" {
 		t.Fatalf("the newcomer's bill: %+v, total %d", b.Lines, b.Total)
+	}
+	// A key card added after the final bill was made is the newcomer's.
+	if b, err := NewBill(src(next, RoomBill{ID: final.ID, TenantID: &old.ID, ChargeIDs: []string{"chg_a"}}), now); err != nil || b.Total != 304839+30000+5000 {
+		t.Fatalf("the newcomer's bill with the key card: %+v, %v", b.Lines, err)
 	}
 	for _, tc := range []struct {
 		name   string

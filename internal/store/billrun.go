@@ -132,25 +132,12 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 	// Every bill of the month is made from the month's reading: found by
 	// it (bills_reading), the property's other months unread.
 	w = scope(`SELECT id FROM meter_readings`).and("month = ?", month)
-	w.sql = `SELECT room_id, id, tenant_id FROM bills WHERE reading_id IN (` + w.sql + `)`
+	w.sql = `SELECT ` + roomBillColumns + ` FROM bills WHERE reading_id IN (` + w.sql + `)`
 	rows, err = q.c.QueryContext(ctx, w.sql, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: bills of the month: %w", err)
 	}
-	type roomBill struct {
-		room string
-		bill rental.RoomBill
-	}
-	billed, err := scanAll(rows, "bills of the month", func(sc *scanner, b *roomBill) error {
-		var tenant sql.NullString
-		if err := sc.Scan(&b.room, &b.bill.ID, &tenant); err != nil {
-			return err
-		}
-		if tenant.Valid {
-			b.bill.TenantID = &tenant.String
-		}
-		return nil
-	})
+	billed, err := scanAll(rows, "bills of the month", scanRoomBill)
 	if err != nil {
 		return nil, err
 	}
@@ -194,6 +181,36 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 		}
 	}
 	return srcs, nil
+}
+
+// roomBill is a bill of a room's month, as the month's other bills see it
+// (rental.RoomBill), with its room.
+type roomBill struct {
+	room string
+	bill rental.RoomBill
+}
+
+const roomBillColumns = `room_id, id, tenant_id, lines`
+
+func scanRoomBill(sc *scanner, b *roomBill) error {
+	var tenant sql.NullString
+	var lines string
+	if err := sc.Scan(&b.room, &b.bill.ID, &tenant, &lines); err != nil {
+		return err
+	}
+	if tenant.Valid {
+		b.bill.TenantID = &tenant.String
+	}
+	decoded, err := decodeLines(lines)
+	if err != nil {
+		return err
+	}
+	for _, l := range decoded {
+		if l.ChargeID != "" {
+			b.bill.ChargeIDs = append(b.bill.ChargeIDs, l.ChargeID)
+		}
+	}
+	return nil
 }
 
 // scanAll reads every row with scan, then closes them.

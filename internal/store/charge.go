@@ -143,7 +143,9 @@ func (tx *Tx) DeleteCharge(ctx context.Context, acct *rental.Account, id string)
 }
 
 // rechargeDrafts puts the room's charges on each of its draft bills again
-// (rental.Bill.Charge) and saves those whose lines changed (bill.updated).
+// (rental.Bill.Charge; a one-off only where no other bill of the month
+// carries it, rental.ChargesFor) and saves those whose lines changed
+// (bill.updated).
 // Each draft is locked and read again, so a bill issued meanwhile is left
 // as it is: issued bills do not change.
 func (tx *Tx) rechargeDrafts(ctx context.Context, acct *rental.Account, roomID string) error {
@@ -166,7 +168,20 @@ func (tx *Tx) rechargeDrafts(ctx context.Context, acct *rental.Account, roomID s
 		if err != nil {
 			return err
 		}
-		if !b.Charge(charges) {
+		rows, err := tx.c.QueryContext(ctx, `SELECT `+roomBillColumns+` FROM bills WHERE landlord_id = $1 AND reading_id = $2 AND id <> $3`,
+			acct.LandlordID, b.ReadingID, b.ID)
+		if err != nil {
+			return fmt.Errorf("store: the month's other bills: %w", err)
+		}
+		others, err := scanAll(rows, "the month's other bills", scanRoomBill)
+		if err != nil {
+			return err
+		}
+		bills := make([]rental.RoomBill, len(others))
+		for i, o := range others {
+			bills[i] = o.bill
+		}
+		if !b.Charge(rental.ChargesFor(charges, bills)) {
 			continue
 		}
 		if err := tx.saveBill(ctx, acct, b); err != nil {

@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"rentapi/internal/rental"
@@ -98,22 +100,42 @@ func (q *Queries) StreamStart(ctx context.Context, acct *rental.Account, f Event
 	if err != nil {
 		var re *rental.Error
 		if errors.As(err, &re) && re.Kind == rental.KindNotFound {
-			return 0, rental.Invalid("Last-Event-ID", "Last-Event-ID %s is not an event of this account within the last 30 days; reconnect without it to start from now.", id)
+			return 0, rental.UnknownLastEvent(id)
 		}
 		return 0, err
 	}
 	return e.CreatedAt.UnixMilli(), nil
 }
 
-// LastEventTime is the time of the landlord's latest event (0 when none):
-// where a new stream starts, sending only what comes after.
-func (q *Queries) LastEventTime(ctx context.Context, acct *rental.Account) (int64, error) {
-	var at *int64
-	if err := q.c.QueryRowContext(ctx, `SELECT MAX(created_at) FROM events WHERE landlord_id = $1`, acct.LandlordID).Scan(&at); err != nil {
-		return 0, fmt.Errorf("store: last event: %w", err)
+// LastVisibleEvent is the latest of the events the reader may see (f's
+// Prefixes; its Types are left aside): where a new stream starts, sending
+// only what comes after, and the ID it gives its client to resume from.
+// It returns "" and 0 when there is none.
+func (q *Queries) LastVisibleEvent(ctx context.Context, acct *rental.Account, f EventFilter, now time.Time) (string, int64, error) {
+	f.Types = nil
+	w := q.eventWhere(acct, f, now)
+	w.sql = strings.Replace(w.sql, "SELECT "+eventColumns+" FROM", "SELECT id, created_at FROM", 1)
+	var id string
+	var at int64
+	err := q.c.QueryRowContext(ctx, w.sql+` ORDER BY created_at DESC, id DESC LIMIT 1`, w.args...).Scan(&id, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, nil
 	}
-	if at == nil {
-		return 0, nil
+	if err != nil {
+		return "", 0, fmt.Errorf("store: last event: %w", err)
 	}
-	return *at, nil
+	return id, at, nil
+}
+
+// LandlordClock is the landlord's clock (Unix ms): the time of its latest
+// write. It only moves on, but for a sandbox's reset, which deletes every
+// event and takes the clock back to real time: a stream that finds the
+// clock behind the last event it sent knows every event now stored came
+// after the reset.
+func (q *Queries) LandlordClock(ctx context.Context, landlordID string) (int64, error) {
+	var clock int64
+	if err := q.c.QueryRowContext(ctx, `SELECT clock FROM landlords WHERE id = $1`, landlordID).Scan(&clock); err != nil {
+		return 0, fmt.Errorf("store: landlord clock: %w", err)
+	}
+	return clock, nil
 }
