@@ -67,10 +67,12 @@ type listener struct {
 // listenBackoff bounds the wait between reconnects.
 const listenBackoff = 10 * time.Second
 
-// run holds the stream until ctx ends, reconnecting after a drop (at once
-// the first time, then waiting longer each time, up to listenBackoff) or
-// after the wait a 429 or 503 asks. A refusal no wait will change (a bad
-// key, a missing scope, a Last-Event-ID past retention) ends it.
+// run holds the stream until ctx ends, reconnecting after a drop (half a
+// second after the first, twice as long after each next one without an
+// event between, up to listenBackoff) or after the wait a 429 or 503
+// asks. A refusal of the Last-Event-ID sent (the event is gone) starts
+// again from now; any other refusal no wait will change (a bad key, a
+// missing scope) ends it.
 func (l *listener) run(ctx context.Context) error {
 	wait := time.Duration(0)
 	for {
