@@ -425,3 +425,29 @@ func TestMoveOutTwoProcesses(t *testing.T) {
 		t.Fatalf("%d tenant.deleted events for 5 move-outs", n)
 	}
 }
+
+// A month of two tenants billed as drafts: the leaver's bill carries the
+// reading's usage, so it is deleted only after the newcomer's (409
+// invalid_state naming it before), and then either may be made again.
+func TestDeleteTheFirstOfTwoDrafts(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		h := newHarness(t, e)
+		tn := newTenancy(t, h)
+		room := tn.room(tn.dailyProperty("Baan Draft"), "501")
+		tn.do("POST", "/v1/rooms/"+room+"/tenant", map[string]any{"name": "Somchai", "phone": "0812345678",
+			"moved_in_at": "2026-10-01T03:00:00Z"}, http.StatusCreated)
+		tn.read(room, "2026-11", 1)
+		first := tn.do("POST", "/v1/bills", map[string]any{"room_id": room, "month": "2026-11", "issue": false}, http.StatusCreated).data()["id"].(string)
+		tn.do("POST", "/v1/rooms/"+room+"/tenant/move-out", map[string]any{}, http.StatusOK)
+		e.Clock.Advance(24 * time.Hour)
+		tn.do("POST", "/v1/rooms/"+room+"/tenant", map[string]any{"name": "Suda", "phone": "0898765432"}, http.StatusCreated)
+		second := tn.do("POST", "/v1/bills", map[string]any{"room_id": room, "month": "2026-11", "issue": false}, http.StatusCreated).data()["id"].(string)
+		res := tn.do("DELETE", "/v1/bills/"+first, nil, http.StatusConflict, "invalid_state")
+		if res.errField("resource_id") != second {
+			t.Fatalf("the refusal names %q, not the newcomer's bill %s: %s", res.errField("resource_id"), second, res.body)
+		}
+		tn.do("DELETE", "/v1/bills/"+second, nil, http.StatusNoContent)
+		tn.do("DELETE", "/v1/bills/"+first, nil, http.StatusNoContent)
+	})
+}

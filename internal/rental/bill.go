@@ -237,10 +237,19 @@ func (b *Bill) Issue(now time.Time, lateFee *LateFee) error {
 }
 
 // Delete checks that the bill may be deleted: only a draft, which no
-// tenant has seen; any other state is 409 invalid_state.
-func (b *Bill) Delete() error {
+// tenant has seen; any other state is 409 invalid_state. later are the
+// room's bills of the month made after it: the month's first bill carries
+// its reading's usage, which a later one (a newcomer's) does not, so while
+// one exists it is 409 invalid_state naming it, to be deleted first.
+func (b *Bill) Delete(later []RoomBill) error {
 	if b.Status != BillDraft {
 		return Conflict("invalid_state", "Only a draft bill can be deleted; this one is %s.", b.Status)
+	}
+	if len(later) > 0 {
+		e := Conflict("invalid_state", "Bill %s carries its month's usage, which the later bill %s of the same room and month does not: delete %s first.",
+			b.ID, later[0].ID, later[0].ID)
+		e.ResourceID = later[0].ID
+		return e
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestBillTransitions(t *testing.T) {
 	}
 	moves := []move{
 		{"issue", func(b *Bill) error { return b.Issue(now, nil) }},
-		{"delete", func(b *Bill) error { return b.Delete() }},
+		{"delete", func(b *Bill) error { return b.Delete(nil) }},
 		{"pay link", func(b *Bill) error { return b.CheckPayable() }},
 		{"correct reading", func(b *Bill) error { return b.Correct() }},
 	}

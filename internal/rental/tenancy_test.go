@@ -161,6 +161,15 @@ func TestNewBillAfterAFinalBill(t *testing.T) {
 	if b, err := NewBill(src(next, RoomBill{ID: final.ID, TenantID: &old.ID, ChargeIDs: []string{"chg_a"}}), now); err != nil || b.Total != 304839+30000+5000 {
 		t.Fatalf("the newcomer's bill with the key card: %+v, %v", b.Lines, err)
 	}
+	// The final bill, a draft, carries the usage: the newcomer's goes first.
+	draft := final
+	draft.Status = BillDraft
+	if err := draft.Delete([]RoomBill{{ID: b.ID}}); code(err) != "invalid_state" || err.(*Error).ResourceID != b.ID {
+		t.Fatalf("deleting the first of two bills: %v", err)
+	}
+	if err := draft.Delete(nil); err != nil {
+		t.Fatalf("deleting the month's only bill: %v", err)
+	}
 	for _, tc := range []struct {
 		name   string
 		tenant *Tenant

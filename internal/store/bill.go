@@ -150,7 +150,12 @@ func (tx *Tx) DeleteBill(ctx context.Context, acct *rental.Account, id string) e
 	if err != nil {
 		return err
 	}
-	if err := b.Delete(); err != nil {
+	later, err := tx.roomBills(ctx, "the month's later bills", `landlord_id = $1 AND reading_id = $2
+		AND (created_at > $3 OR (created_at = $3 AND id > $4)) ORDER BY created_at, id`, acct.LandlordID, b.ReadingID, ms(b.CreatedAt.Time), b.ID)
+	if err != nil {
+		return err
+	}
+	if err := b.Delete(later); err != nil {
 		return err
 	}
 	if _, err := tx.c.ExecContext(ctx, `DELETE FROM bills WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id); err != nil {

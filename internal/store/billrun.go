@@ -213,6 +213,24 @@ func scanRoomBill(sc *scanner, b *roomBill) error {
 	return nil
 }
 
+// roomBills are the bills (as a month's other bills see them) where
+// cond, a WHERE condition with its args, holds; what names them in errors.
+func (q *Queries) roomBills(ctx context.Context, what, cond string, args ...any) ([]rental.RoomBill, error) {
+	rows, err := q.c.QueryContext(ctx, `SELECT `+roomBillColumns+` FROM bills WHERE `+cond, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", what, err)
+	}
+	found, err := scanAll(rows, what, scanRoomBill)
+	if err != nil {
+		return nil, err
+	}
+	bills := make([]rental.RoomBill, len(found))
+	for i, f := range found {
+		bills[i] = f.bill
+	}
+	return bills, nil
+}
+
 // scanAll reads every row with scan, then closes them.
 func scanAll[T any](rows interface {
 	Next() bool

@@ -168,20 +168,12 @@ func (tx *Tx) rechargeDrafts(ctx context.Context, acct *rental.Account, roomID s
 		if err != nil {
 			return err
 		}
-		rows, err := tx.c.QueryContext(ctx, `SELECT `+roomBillColumns+` FROM bills WHERE landlord_id = $1 AND reading_id = $2 AND id <> $3`,
+		others, err := tx.roomBills(ctx, "the month's other bills", `landlord_id = $1 AND reading_id = $2 AND id <> $3`,
 			acct.LandlordID, b.ReadingID, b.ID)
-		if err != nil {
-			return fmt.Errorf("store: the month's other bills: %w", err)
-		}
-		others, err := scanAll(rows, "the month's other bills", scanRoomBill)
 		if err != nil {
 			return err
 		}
-		bills := make([]rental.RoomBill, len(others))
-		for i, o := range others {
-			bills[i] = o.bill
-		}
-		if !b.Charge(rental.ChargesFor(charges, bills)) {
+		if !b.Charge(rental.ChargesFor(charges, others)) {
 			continue
 		}
 		if err := tx.saveBill(ctx, acct, b); err != nil {
