@@ -98,8 +98,7 @@ func (q *Queries) StreamStart(ctx context.Context, acct *rental.Account, f Event
 	f.Types = nil // the event need not match the stream's filter
 	e, err := q.GetEvent(ctx, acct, id, f, now)
 	if err != nil {
-		var re *rental.Error
-		if errors.As(err, &re) && re.Kind == rental.KindNotFound {
+		if isNotFound(err) {
 			return 0, rental.UnknownLastEvent(id)
 		}
 		return 0, err
