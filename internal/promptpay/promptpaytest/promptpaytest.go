@@ -26,7 +26,16 @@ func Scan(t testing.TB, b []byte) string {
 	}
 	res, err := zxingqr.NewQRCodeReader().Decode(bmp, nil)
 	if err != nil {
-		t.Fatalf("no readable QR code: %v", err)
+		// gozxing's finder misplaces the alignment pattern on about 1 in
+		// 150 clean renders (it reports a point outside the image), where
+		// phone scanners read the code. Such an image is a bare code in
+		// its quiet zone, which the pure-barcode reader reads module by
+		// module; a code it cannot read either is a real failure.
+		pure := map[gozxing.DecodeHintType]any{gozxing.DecodeHintType_PURE_BARCODE: true}
+		var err2 error
+		if res, err2 = zxingqr.NewQRCodeReader().Decode(bmp, pure); err2 != nil {
+			t.Fatalf("no readable QR code: %v; read as a bare code: %v", err, err2)
+		}
 	}
 	return res.GetText()
 }
