@@ -1,0 +1,3 @@
+module rentapi/sdk/go
+
+go 1.24
