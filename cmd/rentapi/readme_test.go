@@ -46,6 +46,8 @@ var readmeNotRun = []readmeSkip{
 		"writes ./rentapi into the working tree; the test runs the same build (buildBinary), and TestBinaryHelpAndVersion runs --help and version"},
 	{regexp.MustCompile(`^go run \./cmd/rentapi listen --api-key "\$KEY" --forward-to \S+ +--events '[^']+' --api-base "\$BASE"$`),
 		"runs until stopped, forwarding to the reader's own receiver on localhost:3000; TestListenForwardsTheStream runs the same command, built, against a receiver of its own"},
+	{regexp.MustCompile(`^go mod edit -require=rentapi/sdk/go@v0\.0\.0 -replace=rentapi/sdk/go=/path/to/rentapi/sdk/go$`),
+		"edits the reader's own module (/path/to is theirs); the SDK's tests (sdk/go, run by .ci/run) use it from this checkout"},
 	{regexp.MustCompile(`^\./rentapi admin [a-z-]+( [a-z]+)?( .*)? +# .+$`),
 		"a synopsis of the operator tools ([optional] flags, … placeholders), not a script; TestAdminOperatorTools, TestAdminInvoiceTools and TestAdminExitStatus run every tool"},
 }
@@ -701,4 +703,38 @@ func (p *pageClient) do(method, path string, form url.Values) pageAnswer {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return pageAnswer{resp.StatusCode, resp.Header.Get("Location"), string(b)}
+}
+
+// The README's month with the Go SDK is the SDK's Example_month, which
+// the SDK's tests run against the real service: the two cannot differ.
+func TestREADMEGoMonthIsTheSDKExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## The Go SDK\n")
+	if !ok {
+		t.Fatal(`README.md has no "## The Go SDK" section`)
+	}
+	_, block, ok := strings.Cut(section, "\n```go\n")
+	block, _, ok2 := strings.Cut(block, "\n```\n")
+	if !ok || !ok2 {
+		t.Fatal("the Go SDK section has no go block")
+	}
+	example, err := os.ReadFile(filepath.Join("..", "..", "sdk", "go", "example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, ok := strings.Cut(string(example), "func Example_month() {\n")
+	body, _, ok2 = strings.Cut(body, "\n\t// Output:")
+	if !ok || !ok2 {
+		t.Fatal("sdk/go/example_test.go has no Example_month with an Output")
+	}
+	lines := strings.Split(body, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "\t")
+	}
+	if want := strings.Join(lines, "\n"); block != want {
+		t.Fatalf("README.md's Go month differs from Example_month:\n--- README\n%s\n--- Example_month\n%s", block, want)
+	}
 }
