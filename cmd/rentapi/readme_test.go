@@ -738,3 +738,25 @@ func TestREADMEGoMonthIsTheSDKExample(t *testing.T) {
 		t.Fatalf("README.md's Go month differs from Example_month:\n--- README\n%s\n--- Example_month\n%s", block, want)
 	}
 }
+
+// The README's month with the TypeScript SDK is examples/month.ts, which
+// the SDK's tests run against the real service.
+func TestREADMETypeScriptMonthIsTheSDKExample(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## The TypeScript SDK\n")
+	_, block, ok2 := strings.Cut(section, "\n```ts\n")
+	block, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal(`README.md has no "## The TypeScript SDK" section with a ts block`)
+	}
+	example, err := os.ReadFile(filepath.Join("..", "..", "sdk", "typescript", "examples", "month.ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if block != string(example) {
+		t.Fatalf("README.md's TypeScript month differs from sdk/typescript/examples/month.ts:\n--- README\n%s\n--- month.ts\n%s", block, example)
+	}
+}

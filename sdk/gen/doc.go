@@ -1,8 +1,8 @@
 // Command gen writes the generated half of the SDKs from the OpenAPI
-// document, internal/api/openapi.yaml: the Go SDK's types, parameters and
-// one method per operation (sdk/go/api.go). The hand-written half (the
-// client, retries, errors, pages, webhook signatures) stays small because
-// the document says everything else.
+// document, internal/api/openapi.yaml: each SDK's types, parameters and
+// one method per operation (sdk/go/api.go, sdk/typescript/src/api.ts).
+// The hand-written half (the client, retries, errors, pages, webhook
+// signatures) stays small because the document says everything else.
 //
 // Run it from the repository root after the document changes:
 //

@@ -10,9 +10,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// goOut is where the Go SDK's generated half goes, from the repository's
-// root.
-const goOut = "sdk/go/api.go"
+// Where the SDKs' generated halves go, from the repository's root.
+const (
+	goOut = "sdk/go/api.go"
+	tsOut = "sdk/typescript/src/api.ts"
+)
 
 func main() {
 	root := flag.String("root", ".", "the repository's root")
@@ -51,5 +53,9 @@ func generate(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]byte{goOut: g}, nil
+	ts, err := tsFile(&d)
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]byte{goOut: g, tsOut: ts}, nil
 }
