@@ -62,7 +62,7 @@ func (s *Server) identify(w http.ResponseWriter, r *http.Request, key *store.Key
 	}
 	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
 	inf := info(r.Context())
-	inf.applicationID, inf.mode = owner.App.ID, string(k.Mode)
+	inf.applicationID, inf.mode, inf.keyLast4 = owner.App.ID, string(k.Mode), k.Last4
 	return owner, nil
 }
 

@@ -120,7 +120,7 @@ func (s *Server) adapt(op operation) http.Handler {
 				clear(w.Header())
 				maps.Copy(w.Header(), header)
 				inf := info(r.Context())
-				inf.applicationID, inf.accountID, inf.mode, inf.code = "", "", "", ""
+				inf.applicationID, inf.accountID, inf.mode, inf.code, inf.keyLast4 = "", "", "", "", ""
 			}
 			if body.read && request.StatusOf(body.err) == http.StatusRequestTimeout {
 				// The body came too late, and net/http has cancelled the

@@ -56,6 +56,9 @@ type Config struct {
 	// NoRateLimits turns the per-second limits off, for capacity
 	// benchmarks only; quotas still apply.
 	NoRateLimits bool
+	// NoRequestLog keeps no log of requests for the portal, for the
+	// benchmark that measures what the log costs.
+	NoRequestLog bool
 	// Buckets keeps the rate limits; when nil, they are kept in Redis at
 	// RedisURL (so that several processes share them; RedisPrefix
 	// namespaces the keys there), or in this process's memory. When the
@@ -111,8 +114,10 @@ type Server struct {
 	bodyWait  time.Duration
 	limits    *limits
 	meter     *meter
-	doc       *document
-	guard     webhook.Guard
+	// requests is the portal's request log; nil when NoRequestLog.
+	requests *requestLog
+	doc      *document
+	guard    webhook.Guard
 	// publicURL is where payment pages are; providers sign confirmations.
 	publicURL string
 	providers map[string]string
@@ -169,6 +174,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.limits = &limits{store: &fallback{shared: buckets, local: bucket.NewMemory(), log: s.log, metrics: s.metrics}, log: s.log, off: cfg.NoRateLimits}
 	s.meter = newMeter(cfg.DB, s.log)
+	if !cfg.NoRequestLog {
+		s.requests = &requestLog{db: cfg.DB, log: s.log}
+	}
 	doc, err := loadDocument()
 	if err != nil {
 		return nil, err
@@ -225,6 +233,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		s.log.InfoContext(r.Context(), "request", attrs...)
+		if info.applicationID != "" {
+			s.requests.add(store.LoggedRequest{ID: line.ID, ApplicationID: info.applicationID, Mode: info.mode, AccountID: info.accountID,
+				Method: request.LogMethod(r.Method), Path: loggedPath(r.URL.Path), Status: status, Code: info.code, Latency: elapsed,
+				KeyLast4: info.keyLast4, At: s.now()})
+		}
 	}()
 	if requestHeaderSize(r) > maxHeaderBytes {
 		s.writeError(sw, r, requestErrorf(http.StatusRequestHeaderFieldsTooLarge, "request_header_too_large",
@@ -277,7 +290,9 @@ func requestHeaderSize(r *http.Request) int {
 // request is authenticated.
 type requestInfo struct {
 	applicationID string
-	accountID     string
+	// keyLast4 is the key's, once it is recognised.
+	keyLast4  string
+	accountID string
 	// mode is the key's, once it is recognised.
 	mode string
 	// code is the error code of the last error rendered, the one answered.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -186,8 +187,11 @@ func (m *meter) flush(ctx context.Context) error {
 	return failed
 }
 
-// Close flushes what is left; the process calls it on shutdown.
-func (s *Server) Close(ctx context.Context) error { return s.meter.flush(ctx) }
+// Close flushes what is left (the usage counts, the request log); the
+// process calls it on shutdown.
+func (s *Server) Close(ctx context.Context) error {
+	return errors.Join(s.meter.flush(ctx), s.requests.flush(ctx))
+}
 
 // quota checks the caller's period count before a request (see
 // rental.QuotaAt): the sandbox's daily limit in test mode, the monthly

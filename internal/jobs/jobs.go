@@ -181,6 +181,9 @@ func retain(ctx context.Context, db *store.DB) error {
 	if _, err := db.PurgeSlipImages(ctx); err != nil {
 		return err
 	}
+	if _, err := db.PurgeRequests(ctx); err != nil {
+		return err
+	}
 	_, err := db.PurgeSessions(ctx)
 	return err
 }

@@ -61,3 +61,42 @@ func Busy() *Error {
 	e.RetryAfter = 1
 	return e
 }
+
+// RequestQuery is what the portal's Requests page is asked to show: the
+// requests of one mode, of one class of status, under one path, or one
+// request by its ID; a zero field does not narrow.
+type RequestQuery struct {
+	Mode        Mode
+	StatusClass int // 2 to 5: the answers 2xx to 5xx
+	PathPrefix  string
+	RequestID   string
+}
+
+// ParseRequestQuery reads the Requests page's filters as its form sends
+// them (mode test|live, status 2xx-5xx, a path beginning with /, a
+// request ID such as an error body's request_id).
+func ParseRequestQuery(mode, status, path, requestID string) (RequestQuery, error) {
+	var q RequestQuery
+	switch Mode(mode) {
+	case "", ModeTest, ModeLive:
+		q.Mode = Mode(mode)
+	default:
+		return q, Invalid("mode", "Mode must be test or live.")
+	}
+	switch status {
+	case "":
+	case "2xx", "3xx", "4xx", "5xx":
+		q.StatusClass = int(status[0] - '0')
+	default:
+		return q, Invalid("status", "Status must be 2xx, 3xx, 4xx or 5xx.")
+	}
+	if path != "" && (!strings.HasPrefix(path, "/") || len(path) > 200 || !utf8.ValidString(path)) {
+		return q, Invalid("path", "A path begins with / and is at most 200 characters, such as /v1/bills.")
+	}
+	q.PathPrefix = path
+	if requestID = strings.TrimSpace(requestID); requestID != "" && !WellFormedID(requestID) {
+		return q, Invalid("request_id", "A request ID is written as the X-Request-ID header and an error's request_id give it, such as req_0123456789abcdefghijklmn.")
+	}
+	q.RequestID = requestID
+	return q, nil
+}

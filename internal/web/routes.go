@@ -75,6 +75,7 @@ func (s *site) routes(mux *request.Mux) {
 	mux.Handle("POST /portal/apps/new", portal(s.handleCreateApp))
 	mux.Handle("GET /portal/apps/{app_id}", app(s.handleDeveloperApp))
 	mux.Handle("POST /portal/apps/{app_id}/settings", app(s.handleAppSettings))
+	mux.Handle("GET /portal/apps/{app_id}/requests", app(s.handleRequests))
 	mux.Handle("GET /portal/apps/{app_id}/keys/new", app(s.handleNewKey))
 	mux.Handle("POST /portal/apps/{app_id}/keys", app(s.handleCreateKey))
 	mux.Handle("GET /portal/apps/{app_id}/keys/{key_id}/secret", app(s.handleKeySecret))

@@ -1,0 +1,98 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"rentapi/internal/store"
+)
+
+// requestLog keeps each application's API requests for the portal's
+// Requests page. It never slows an answer: a request is added to a batch
+// in memory after its answer is written, and the batch goes to the
+// database half a second later, or at once when it is full, in a
+// goroutine of its own. The log is a help for developers, not a record:
+// when the database is down or far behind, what does not fit is dropped
+// (and counted in the process's log) rather than held.
+type requestLog struct {
+	db  *store.DB
+	log *slog.Logger
+
+	mu      sync.Mutex
+	pending []store.LoggedRequest
+	timer   *time.Timer
+	dropped int
+	// writing keeps the batches in order, one at a time.
+	writing sync.Mutex
+}
+
+const (
+	// requestLogDelay is how long a request waits in memory at most.
+	requestLogDelay = 500 * time.Millisecond
+	// requestLogBatch is the batch that is written at once.
+	requestLogBatch = 500
+	// requestLogMax is how many requests wait at most; more are dropped.
+	requestLogMax = 50_000
+)
+
+func (l *requestLog) add(r store.LoggedRequest) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.pending) >= requestLogMax {
+		l.dropped++
+		return
+	}
+	l.pending = append(l.pending, r)
+	switch {
+	case len(l.pending) == requestLogBatch:
+		go l.flush(context.Background())
+	case l.timer == nil:
+		l.timer = time.AfterFunc(requestLogDelay, func() { l.flush(context.Background()) })
+	}
+}
+
+// flush writes what waits; the process calls it on shutdown too.
+func (l *requestLog) flush(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.writing.Lock()
+	defer l.writing.Unlock()
+	l.mu.Lock()
+	batch, dropped := l.pending, l.dropped
+	l.pending, l.dropped = nil, 0
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.mu.Unlock()
+	if dropped > 0 {
+		l.log.WarnContext(ctx, "request log full: requests not logged", "requests", dropped)
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	err := l.db.LogRequests(ctx, batch)
+	if err != nil {
+		l.log.WarnContext(ctx, "request log not written", "requests", len(batch), "error", err.Error())
+	}
+	return err
+}
+
+// loggedPath is a request's path as the request log keeps it: keys and
+// secrets redacted (logPath), at most 300 bytes of valid UTF-8.
+func loggedPath(p string) string {
+	p = logPath(p)
+	if len(p) > 300 {
+		p = strings.ToValidUTF8(p[:300], "")
+	}
+	return p
+}

@@ -1,0 +1,131 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RequestRetention is how long the API's requests are kept for the
+// portal's Requests page.
+const RequestRetention = 7 * 24 * time.Hour
+
+// LoggedRequest is one API request as the portal shows it: what was asked
+// and answered, never a body or a query string (they hold tenants'
+// personal data).
+type LoggedRequest struct {
+	ID            string // the request's ID, as its X-Request-ID and an error body's request_id
+	Seq           int64  // its place in the log (RequestPosition)
+	ApplicationID string
+	Mode          string
+	AccountID     string // "" when the request named none
+	Method        string
+	Path          string
+	Status        int
+	Code          string // the error code of an error answer
+	Latency       time.Duration
+	KeyLast4      string
+	At            time.Time
+}
+
+// RequestFilter narrows an application's request log; zero fields do not.
+type RequestFilter struct {
+	Mode string
+	// StatusClass is 2, 3, 4 or 5 for the answers of 2xx to 5xx.
+	StatusClass int
+	// PathPrefix keeps the paths that begin with it.
+	PathPrefix string
+	// RequestID finds one request.
+	RequestID string
+	// Before is the position of the last row of the page before: rows
+	// older than it (by time, then as written).
+	Before *RequestPosition
+}
+
+// RequestPosition is a row's place in the log, newest first: its time,
+// then its place among the rows written at that time.
+type RequestPosition struct {
+	At  time.Time
+	Seq int64
+}
+
+// requestLogRows is how many requests one INSERT writes.
+const requestLogRows = 100
+
+// LogRequests writes requests to the log, several to a statement; a
+// request already written (the same ID) is left as it is.
+func (db *DB) LogRequests(ctx context.Context, reqs []LoggedRequest) error {
+	for len(reqs) > 0 {
+		n := min(len(reqs), requestLogRows)
+		var b strings.Builder
+		b.WriteString(`INSERT INTO request_log (id, application_id, mode, account_id, method, path, status, code, latency_us, key_last4, created_at) VALUES `)
+		args := make([]any, 0, n*11)
+		for i, r := range reqs[:n] {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(" + params(len(args)+1, 11) + ")")
+			args = append(args, r.ID, r.ApplicationID, r.Mode, r.AccountID, r.Method, r.Path, r.Status, r.Code,
+				r.Latency.Microseconds(), r.KeyLast4, ms(r.At))
+		}
+		b.WriteString(" ON CONFLICT (id) DO NOTHING")
+		if _, err := db.WritePool().ExecContext(ctx, b.String(), args...); err != nil {
+			return fmt.Errorf("store: log requests: %w", err)
+		}
+		reqs = reqs[n:]
+	}
+	return nil
+}
+
+// ListRequests returns a page of an application's requests of the last
+// RequestRetention, newest first, and whether older ones follow.
+func (q *Queries) ListRequests(ctx context.Context, appID string, f RequestFilter, limit int, now time.Time) ([]LoggedRequest, bool, error) {
+	w := &where{sql: "application_id = $1", args: []any{appID}}
+	w.and("created_at >= ?", ms(now.Add(-RequestRetention)))
+	w.and("mode = ?", f.Mode)
+	w.and("id = ?", f.RequestID)
+	if f.StatusClass >= 1 && f.StatusClass <= 5 {
+		w.and("status >= ?", int64(f.StatusClass*100))
+		w.and("status < ?", int64(f.StatusClass*100+100))
+	}
+	if f.PathPrefix != "" {
+		w.and("substr(path, 1, "+fmt.Sprint(len(f.PathPrefix))+") = ?", f.PathPrefix)
+	}
+	if f.Before != nil {
+		w.args = append(w.args, ms(f.Before.At), f.Before.Seq)
+		w.sql += fmt.Sprintf(" AND (created_at < $%d OR (created_at = $%[1]d AND seq < $%d))", len(w.args)-1, len(w.args))
+	}
+	rows, err := q.c.QueryContext(ctx, `SELECT seq, id, application_id, mode, account_id, method, path, status, code, latency_us, key_last4, created_at
+		FROM request_log WHERE `+w.sql+fmt.Sprintf(` ORDER BY created_at DESC, seq DESC LIMIT %d`, limit+1), w.args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: list requests: %w", err)
+	}
+	defer rows.Close()
+	var out []LoggedRequest
+	for rows.Next() {
+		var r LoggedRequest
+		var latency, at int64
+		if err := rows.Scan(&r.Seq, &r.ID, &r.ApplicationID, &r.Mode, &r.AccountID, &r.Method, &r.Path, &r.Status, &r.Code, &latency, &r.KeyLast4, &at); err != nil {
+			return nil, false, fmt.Errorf("store: list requests: %w", err)
+		}
+		r.Latency, r.At = time.Duration(latency)*time.Microsecond, time.UnixMilli(at).UTC()
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("store: list requests: %w", err)
+	}
+	if len(out) > limit {
+		return out[:limit], true, nil
+	}
+	return out, false, nil
+}
+
+// PurgeRequests deletes the requests past RequestRetention.
+func (db *DB) PurgeRequests(ctx context.Context) (int64, error) {
+	res, err := db.WritePool().ExecContext(ctx, `DELETE FROM request_log WHERE created_at < $1`, ms(db.now().Add(-RequestRetention)))
+	if err != nil {
+		return 0, fmt.Errorf("store: purge requests: %w", err)
+	}
+	return res.RowsAffected()
+}
