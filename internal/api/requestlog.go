@@ -23,6 +23,10 @@ type requestLog struct {
 
 	mu      sync.Mutex
 	pending []store.LoggedRequest
+	// seq numbers the requests in the order they were answered, from the
+	// process's start in microseconds, so that a restarted process's
+	// numbers come after its last run's.
+	seq     int64
 	timer   *time.Timer
 	dropped int
 	// writing keeps the batches in order, one at a time.
@@ -48,6 +52,11 @@ func (l *requestLog) add(r store.LoggedRequest) {
 		l.dropped++
 		return
 	}
+	if l.seq == 0 {
+		l.seq = time.Now().UnixMicro()
+	}
+	l.seq++
+	r.Seq = l.seq
 	l.pending = append(l.pending, r)
 	switch {
 	case len(l.pending) == requestLogBatch:

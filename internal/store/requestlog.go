@@ -16,7 +16,7 @@ const RequestRetention = 7 * 24 * time.Hour
 // personal data).
 type LoggedRequest struct {
 	ID            string // the request's ID, as its X-Request-ID and an error body's request_id
-	Seq           int64  // its place in the log (RequestPosition)
+	Seq           int64  // its place among its process's requests of one instant (RequestPosition)
 	ApplicationID string
 	Mode          string
 	AccountID     string // "" when the request named none
@@ -59,14 +59,14 @@ func (db *DB) LogRequests(ctx context.Context, reqs []LoggedRequest) error {
 	for len(reqs) > 0 {
 		n := min(len(reqs), requestLogRows)
 		var b strings.Builder
-		b.WriteString(`INSERT INTO request_log (id, application_id, mode, account_id, method, path, status, code, latency_us, key_last4, created_at) VALUES `)
-		args := make([]any, 0, n*11)
+		b.WriteString(`INSERT INTO request_log (id, seq, application_id, mode, account_id, method, path, status, code, latency_us, key_last4, created_at) VALUES `)
+		args := make([]any, 0, n*12)
 		for i, r := range reqs[:n] {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString("(" + params(len(args)+1, 11) + ")")
-			args = append(args, r.ID, r.ApplicationID, r.Mode, r.AccountID, r.Method, r.Path, r.Status, r.Code,
+			b.WriteString("(" + params(len(args)+1, 12) + ")")
+			args = append(args, r.ID, r.Seq, r.ApplicationID, r.Mode, r.AccountID, r.Method, r.Path, r.Status, r.Code,
 				r.Latency.Microseconds(), r.KeyLast4, ms(r.At))
 		}
 		b.WriteString(" ON CONFLICT (id) DO NOTHING")

@@ -4,9 +4,10 @@
 -- body (bodies hold tenants' personal data) nor a query string. Written in
 -- batches after the answers, and deleted after 7 days by the retention job.
 CREATE TABLE request_log (
-    -- seq orders the requests of one instant as they were written.
-    seq            INTEGER PRIMARY KEY,
-    id             TEXT NOT NULL UNIQUE,
+    id             TEXT PRIMARY KEY,
+    -- seq orders a process's requests of one instant as they were
+    -- answered.
+    seq            BIGINT NOT NULL,
     application_id TEXT NOT NULL,
     mode           TEXT NOT NULL,
     account_id     TEXT NOT NULL,
