@@ -123,16 +123,27 @@ func Messages(n rental.Notice) ([]messaging_api.MessageInterface, error) {
 	switch n.Type {
 	case rental.NotifyNewBill, rental.NotifyPaymentReminder:
 		v = map[string]any{"type": "flex", "altText": AltText(n), "contents": billBubble(n)}
-	case rental.NotifyPaymentReceipt:
-		v = map[string]any{"type": "text", "text": receiptText(n)}
 	default:
-		v = map[string]any{"type": "text", "text": n.Text}
+		v = map[string]any{"type": "text", "text": Text(n)}
 	}
 	m, err := messaging_api.UnmarshalMessage(mustJSON(v))
 	if err != nil {
 		return nil, fmt.Errorf("chat: message: %w", err)
 	}
 	return []messaging_api.MessageInterface{m}, nil
+}
+
+// Text is the text of a notice the chat sends as a text message (a
+// payment receipt, a landlord's message); "" for a bill notice or a
+// reminder, which go as a Flex message (AltText and the bill's lines).
+func Text(n rental.Notice) string {
+	switch n.Type {
+	case rental.NotifyNewBill, rental.NotifyPaymentReminder:
+		return ""
+	case rental.NotifyPaymentReceipt:
+		return receiptText(n)
+	}
+	return n.Text
 }
 
 // receiptText is a payment receipt's text, Thai first and English below,

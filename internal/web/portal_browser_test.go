@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/json"
 	"context"
 	"fmt"
 	"net/http"
@@ -78,6 +79,34 @@ func TestPortalInChromium(t *testing.T) {
 	b.post("/portal/apps/"+app+"/keys/"+usableKeyNamed(t, body, "Old laptop")+"/revoke", url.Values{})
 	b.post("/portal/apps/"+app+"/keys/"+usableKeyNamed(t, body, "Sandbox key")+"/rotate", url.Values{})
 
+	// Requests for the Requests page (one refused), and events for the
+	// Events page: a property, and a bill notice as the send job records it.
+	callAPI(t, p.base, key, "GET", "/v1/bills/bill_doesnotexist", "")
+	callAPI(t, p.base, key, "POST", "/v1/properties", "", `{"name":"Baan Suk Dormitory","electricity_rate":800,"water_rate":1800}`)
+	var notification struct{ ID string }
+	for bill, err := range sampleBills(t, e, appOf(t, e, app)) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := callAPI(t, p.base, key, "POST", "/v1/notifications", "", `{"type":"new_bill","bill_id":"`+bill.ID+`"}`); a.status == http.StatusAccepted {
+			json.Unmarshal(a.data, &notification)
+			break
+		}
+	}
+	e.DB.InTx(t.Context(), func(tx *store.Tx) error {
+		acct, err := tx.GetAccount(t.Context(), app, appOf(t, e, app).SandboxAccountID)
+		if err != nil {
+			return err
+		}
+		return tx.RecordEvent(t.Context(), acct, "notification.sent", map[string]string{"id": notification.ID, "object": "notification"})
+	})
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(b.get("/portal/apps/"+app+"/requests").body, "POST /v1/notifications"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the request log did not show the requests in 15 s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
 	ctx := browse(t, path, 1280, 800, 90*time.Second)
 
 	if err := portalSignIn(ctx, p.base, "dev@example.com", "long enough pw"); err != nil {
@@ -116,6 +145,8 @@ func TestPortalInChromium(t *testing.T) {
 			{"app", "/portal/apps/" + app, `#settings`},
 			{"revoke", "/portal/apps/" + app + "/keys/" + usableKeyNamed(t, b.get("/portal/apps/"+app).body, "Nightly job") + "/revoke", `button.danger`},
 			{"disconnect", "/portal/apps/" + app + "/accounts/" + accounts[0].ID + "/disconnect", `button.danger`},
+			{"requests", "/portal/apps/" + app + "/requests", `table.requests`},
+			{"events", "/portal/apps/" + app + "/events/test", `.chat-preview`},
 			{"new-key", "/portal/apps/" + app + "/keys/new", `input[name="expires"]`}, // last: the key made below is made on it
 		}
 		for _, pg := range pages {
@@ -140,6 +171,16 @@ func TestPortalInChromium(t *testing.T) {
 		}
 		wantAPI(t, callAPI(t, p.base, strings.TrimSpace(secret), "GET", "/v1/account", ""), http.StatusOK, "")
 	}
+}
+
+// appOf reads an application from the store.
+func appOf(t *testing.T, e storetest.Engine, id string) *rental.Application {
+	t.Helper()
+	a, err := e.DB.Read().GetApplication(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }
 
 // portalSignIn signs the browser in to the portal at base.

@@ -116,6 +116,10 @@ func (s *site) routes(mux *request.Mux) {
 	mux.Handle("POST "+one+"/delete", endpoint(s.handleDeleteEndpoint))
 	mux.Handle("GET "+one+"/deliveries", endpoint(s.handleDeliveries))
 	mux.Handle("POST "+one+"/deliveries/{delivery_id}/resend", endpoint(s.handleResend))
+	// The Events page of an application, of one mode.
+	mux.Handle("GET /portal/apps/{app_id}/events", sealed(s.handleEventsHome))
+	mux.Handle("GET /portal/apps/{app_id}/events/{mode}", hooks(s.handleEvents))
+	mux.Handle("POST /portal/apps/{app_id}/events/{mode}/{event_id}/send", hooks(s.handleSendEvent))
 	mux.Handle("GET /portal/apps/{app_id}/sandbox/reset", sealed(s.handleSandboxReset))
 	mux.Handle("POST /portal/apps/{app_id}/sandbox/reset", sealed(s.handleSandboxReset))
 }

@@ -224,6 +224,7 @@ var done = map[string]string{
 	"enabled":              "เปิดใช้แล้ว · The endpoint is enabled.",
 	"disabled":             "ปิดใช้แล้ว ไม่มีการส่งเหตุการณ์ไปจนกว่าจะเปิดใช้อีกครั้ง · The endpoint is disabled: nothing is sent to it until it is enabled again.",
 	"test":                 "ส่งเหตุการณ์ทดสอบ webhook.test แล้ว · A webhook.test event is on its way.",
+	"sent":                 "กำลังส่งเหตุการณ์ไปยัง endpoint ที่เลือก · The event is on its way to the endpoint you chose.",
 	"resent":               "กำลังส่งอีกครั้ง · The delivery is queued to be sent again.",
 	"deleted":              "ลบ endpoint แล้ว · The endpoint is deleted.",
 	"reset":                "แซนด์บ็อกซ์กลับเป็นข้อมูลตัวอย่างแล้ว · The sandbox has its sample data again.",
