@@ -62,7 +62,7 @@ type chatPreview struct {
 	// A bill notice or reminder: its title, place, month, lines, total and
 	// due date, and the pay button's label.
 	Title, Place, Month, Total, Paid, Due, Button string
-	Lines                                        []chatLine
+	Lines                                         []chatLine
 	// Text is a text message's (a receipt, the landlord's message).
 	Text string
 }
