@@ -1,0 +1,54 @@
+package api_test
+
+import (
+	"io"
+	"net/http"
+	"testing"
+
+	"rentapi/internal/api"
+	"rentapi/internal/rental"
+	"rentapi/internal/store"
+	"rentapi/internal/store/storetest"
+)
+
+// BenchmarkRequestLog: GET /v1/bills?limit=20 from concurrent clients,
+// with the portal's request log and without it (api.Config.NoRequestLog),
+// over the same database in the same run; the log is written after the
+// answers, in batches, so the two should be within noise.
+//
+//	go test ./internal/api -run '^$' -bench RequestLog -count 6 -benchtime 3s
+func BenchmarkRequestLog(b *testing.B) { benchEach(b, benchRequestLog) }
+
+func benchRequestLog(b *testing.B, e storetest.Engine) {
+	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
+	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
+	storetest.IssuedBills(b, e.DB, acct, rental.PropertyChange{ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)}, "2026-10", 20)
+	for _, c := range []struct {
+		name string
+		cfg  api.Config
+	}{{"log", api.Config{}}, {"nolog", api.Config{NoRequestLog: true}}} {
+		hs, sec := benchServer(b, e, c.cfg)
+		key := f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
+		b.Run(c.name, func(b *testing.B) {
+			b.SetParallelism(4)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					r, _ := http.NewRequest(http.MethodGet, hs.URL+"/v1/bills?limit=20", nil)
+					r.Header.Set("Authorization", "Bearer "+key)
+					res, err := http.DefaultClient.Do(r)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if res.StatusCode != http.StatusOK {
+						b.Errorf("status %d", res.StatusCode)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "req/s")
+		})
+	}
+}
