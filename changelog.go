@@ -11,3 +11,9 @@ import _ "embed"
 //
 //go:embed CHANGELOG.md
 var Changelog string
+
+// Readme is README.md: the docs' quickstart (/docs) shows its month in
+// curl, the blocks a test runs as pasted.
+//
+//go:embed README.md
+var Readme string

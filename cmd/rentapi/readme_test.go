@@ -705,58 +705,31 @@ func (p *pageClient) do(method, path string, form url.Values) pageAnswer {
 	return pageAnswer{resp.StatusCode, resp.Header.Get("Location"), string(b)}
 }
 
-// The README's month with the Go SDK is the SDK's Example_month, which
-// the SDK's tests run against the real service: the two cannot differ.
-func TestREADMEGoMonthIsTheSDKExample(t *testing.T) {
+// The README's months with the SDKs are the SDKs' own examples, which
+// their tests run against the real service: sdk/go's Example_month and
+// sdk/typescript's examples/month.ts, as go run ./sdk/gen copies them for
+// the docs (its test keeps the copies equal).
+func TestREADMEMonthsAreTheSDKExamples(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## The Go SDK\n")
-	if !ok {
-		t.Fatal(`README.md has no "## The Go SDK" section`)
-	}
-	_, block, ok := strings.Cut(section, "\n```go\n")
-	block, _, ok2 := strings.Cut(block, "\n```\n")
-	if !ok || !ok2 {
-		t.Fatal("the Go SDK section has no go block")
-	}
-	example, err := os.ReadFile(filepath.Join("..", "..", "sdk", "go", "example_test.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, body, ok := strings.Cut(string(example), "func Example_month() {\n")
-	body, _, ok2 = strings.Cut(body, "\n\t// Output:")
-	if !ok || !ok2 {
-		t.Fatal("sdk/go/example_test.go has no Example_month with an Output")
-	}
-	lines := strings.Split(body, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimPrefix(l, "\t")
-	}
-	if want := strings.Join(lines, "\n"); block != want {
-		t.Fatalf("README.md's Go month differs from Example_month:\n--- README\n%s\n--- Example_month\n%s", block, want)
-	}
-}
-
-// The README's month with the TypeScript SDK is examples/month.ts, which
-// the SDK's tests run against the real service.
-func TestREADMETypeScriptMonthIsTheSDKExample(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, ok := strings.Cut(string(readme), "\n## The TypeScript SDK\n")
-	_, block, ok2 := strings.Cut(section, "\n```ts\n")
-	block, _, ok3 := strings.Cut(block, "```\n")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal(`README.md has no "## The TypeScript SDK" section with a ts block`)
-	}
-	example, err := os.ReadFile(filepath.Join("..", "..", "sdk", "typescript", "examples", "month.ts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if block != string(example) {
-		t.Fatalf("README.md's TypeScript month differs from sdk/typescript/examples/month.ts:\n--- README\n%s\n--- month.ts\n%s", block, example)
+	for _, c := range []struct{ section, fence, example string }{
+		{"## The Go SDK", "go", "month_go.txt"},
+		{"## The TypeScript SDK", "ts", "month_ts.txt"},
+	} {
+		_, section, ok := strings.Cut(string(readme), "\n"+c.section+"\n")
+		_, block, ok2 := strings.Cut(section, "\n```"+c.fence+"\n")
+		block, _, ok3 := strings.Cut(block, "```\n")
+		if !ok || !ok2 || !ok3 {
+			t.Fatalf("README.md has no %q section with a %s block", c.section, c.fence)
+		}
+		example, err := os.ReadFile(filepath.Join("..", "..", "internal", "web", "examples", c.example))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if block != string(example) {
+			t.Errorf("README.md's month under %q differs from the SDK's example:\n--- README\n%s\n--- example\n%s", c.section, block, example)
+		}
 	}
 }

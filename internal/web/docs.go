@@ -26,7 +26,8 @@ var examples embed.FS
 // docsArea is the documentation: public pages, with links to each other in
 // the bar instead of a person's menu.
 var docsArea = area{Base: "/docs", NameTH: "เอกสาร API", NameEN: "API documentation",
-	Links: []navItem{{"/docs", "อ้างอิง", "Reference"}, {"/docs/errors", "ข้อผิดพลาด", "Errors"}, {"/docs/webhooks", "เว็บฮุก", "Webhooks"}, {"/docs/changelog", "การเปลี่ยนแปลง", "Changelog"}}}
+	Links: []navItem{{"/docs", "เริ่มต้น", "Quickstart"}, {"/docs/api", "อ้างอิง", "Reference"}, {"/docs/errors", "ข้อผิดพลาด", "Errors"},
+		{"/docs/webhooks", "เว็บฮุก", "Webhooks"}, {"/docs/changelog", "การเปลี่ยนแปลง", "Changelog"}, {"/docs/search", "ค้นหา", "Search"}}}
 
 // homeArea is the landing page and the not-found page of paths that are
 // nobody's.
@@ -176,10 +177,12 @@ func newErrorGroups() []errorGroup {
 
 // docs holds the documentation pages' content, read once at start.
 type docs struct {
-	ref       *reference
-	errors    []errorGroup
-	webhooks  webhookDocs
-	changelog *changelog
+	ref        *reference
+	errors     []errorGroup
+	webhooks   webhookDocs
+	changelog  *changelog
+	quickstart quickstart
+	index      []searchEntry
 }
 
 // loadDocs reads the documentation once per process: it is the same for
@@ -200,7 +203,11 @@ func newDocs() (*docs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &docs{ref: ref, errors: newErrorGroups(), webhooks: hooks, changelog: cl}, nil
+	qs, err := newQuickstart(ref)
+	if err != nil {
+		return nil, err
+	}
+	return &docs{ref: ref, errors: newErrorGroups(), webhooks: hooks, changelog: cl, quickstart: qs, index: newSearchIndex(ref, hooks, cl)}, nil
 }
 
 // handleDoc serves a page of the documentation, as wide as a desktop

@@ -75,38 +75,123 @@ func TestReferenceHasEveryOperation(t *testing.T) {
 		}
 	}
 	base, _ := service(t)
-	status, ctype, body := get(t, base, "/docs", browserAccept)
+	status, ctype, index := get(t, base, "/docs/api", browserAccept)
 	if status != 200 || !strings.HasPrefix(ctype, "text/html") {
-		t.Fatalf("GET /docs: %d %s", status, ctype)
+		t.Fatalf("GET /docs/api: %d %s", status, ctype)
 	}
+	// Each resource's page, as the index links them.
 	var got []string
-	for _, m := range regexp.MustCompile(`<article class="card op" id="([^"]+)"`).FindAllStringSubmatch(body, -1) {
-		got = append(got, m[1])
+	var body strings.Builder
+	pages := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<h3><a href="(/docs/api/[a-z-]+)">`).FindAllStringSubmatch(index, -1) {
+		pages[m[1]] = true
+		status, _, page := get(t, base, m[1], browserAccept)
+		if status != 200 {
+			t.Fatalf("GET %s: %d", m[1], status)
+		}
+		for _, op := range regexp.MustCompile(`<article class="card op" id="([^"]+)"`).FindAllStringSubmatch(page, -1) {
+			got = append(got, op[1])
+			if !strings.Contains(index, `href="`+m[1]+`#`+op[1]+`"`) {
+				t.Errorf("%s is not in the index", op[1])
+			}
+			if !strings.Contains(page, `href="#`+op[1]+`"`) {
+				t.Errorf("%s is not in its page's contents", op[1])
+			}
+		}
+		body.WriteString(page)
 	}
 	slices.Sort(want)
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
-		t.Fatalf("operations on /docs:\n%v\nin the document:\n%v", got, want)
+		t.Fatalf("operations on the resource pages:\n%v\nin the document:\n%v", got, want)
 	}
+	all := body.String()
 	for _, id := range want {
-		if !strings.Contains(body, `href="#`+id+`"`) {
-			t.Errorf("%s is not in the contents", id)
-		}
 		if s := scopes[id]; s != "" {
-			section := body[strings.Index(body, `id="`+id+`"`):]
+			section := all[strings.Index(all, `id="`+id+`"`):]
 			section = section[:strings.Index(section, "</article>")]
 			if !strings.Contains(section, "<code>"+s+"</code>") {
 				t.Errorf("%s does not name its scope %s", id, s)
 			}
 		}
 	}
-	for _, must := range []string{"Request body", "Example request", "Example response", "<code>name</code>", "required", "Idempotency-Key"} {
-		if !strings.Contains(body, must) {
-			t.Errorf("/docs does not show %q", must)
+	for _, must := range []string{"Request body", "Example request", "Example response", "<code>name</code>", "required", "Idempotency-Key",
+		"<summary>curl</summary>", "<summary>Go</summary>", "<summary>TypeScript</summary>", "c.CreateBill(ctx, &amp;params)", "client.listBills({ limit: 20 })"} {
+		if !strings.Contains(all, must) {
+			t.Errorf("the reference does not show %q", must)
 		}
 	}
-	if strings.Contains(body, "<script") || strings.Contains(body, "https://") && regexp.MustCompile(`(src|href)="https?://`).MatchString(body) {
-		t.Error("/docs loads something from elsewhere")
+	if strings.Contains(all+index, "<script") || regexp.MustCompile(`(src|href)="https?://`).MatchString(all+index) {
+		t.Error("the reference loads something from elsewhere")
+	}
+	if status, _, _ := get(t, base, "/docs/api/nothing", browserAccept); status != 404 {
+		t.Errorf("a resource that is none: %d", status)
+	}
+	// The quickstart keeps an anchor for every operation, for links to the
+	// one-page reference it replaced.
+	_, _, qs := get(t, base, "/docs", browserAccept)
+	for _, id := range want {
+		if !strings.Contains(qs, `<li id="`+id+`">`) {
+			t.Errorf("/docs#%s lands nowhere", id)
+		}
+	}
+}
+
+// The quickstart shows the month in curl (the README's blocks), Go and
+// TypeScript (the SDKs' examples), with the service's own address.
+func TestQuickstart(t *testing.T) {
+	t.Parallel()
+	base, _ := service(t)
+	status, _, body := get(t, base, "/docs", browserAccept)
+	if status != 200 {
+		t.Fatalf("GET /docs: %d", status)
+	}
+	for _, want := range []string{"BASE=" + base, "/v1/meter-readings", "/v1/test-helpers/payments", "c.CreateBill(ctx, &amp;rentapi.BillCreate{",
+		"client.createBill({ room_id: room.id, month })", "rentapi listen", "เริ่มต้นใช้งาน", "Quickstart"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the quickstart does not show %q", want)
+		}
+	}
+	if strings.Contains(body, "cmd/rentapi serve\n") {
+		t.Error("the quickstart's month starts the service")
+	}
+}
+
+// The search finds operations, fields, error codes, events and guides,
+// those named by the query first; a long query is refused with a page.
+func TestDocsSearch(t *testing.T) {
+	t.Parallel()
+	base, _ := service(t)
+	find := func(q string) string {
+		t.Helper()
+		status, _, body := get(t, base, "/docs/search?q="+url.QueryEscape(q), browserAccept)
+		if status != 200 {
+			t.Fatalf("search %q: %d", q, status)
+		}
+		return body
+	}
+	first := regexp.MustCompile(`<article class="card result">\s*<p class="row"><span class="tag">[^<]*<span lang="en">([^<]+)</span></span> <a href="([^"]+)">`)
+	for q, want := range map[string][2]string{
+		"createBill":           {"Operation", "/docs/api/bills#createBill"},
+		"invalid_parameter":    {"Error code", "/docs/errors#invalid_parameter"},
+		"payment.paid":         {"Event", "/docs/webhooks#events"},
+		"grace_days":           {"Field", "/docs/api/properties#"},
+		"verifying signatures": {"Guide", "/docs/webhooks#verify"},
+		"POST /v1/bills":       {"Operation", "/docs/api/bills#"},
+	} {
+		m := first.FindStringSubmatch(find(q))
+		if m == nil || m[1] != want[0] || !strings.HasPrefix(m[2], want[1]) {
+			t.Errorf("search %q: first result %v, want a %s at %s", q, m, want[0], want[1])
+		}
+	}
+	if body := find("late fee"); strings.Contains(body, "&amp;#39;") || strings.Contains(body, "&amp;lt;") {
+		t.Error("a snippet is escaped twice")
+	}
+	if body := find("zzzz-nothing"); !strings.Contains(body, "Nothing found") {
+		t.Error("an empty result says nothing")
+	}
+	if status, _, _ := get(t, base, "/docs/search?q="+strings.Repeat("a", 101), browserAccept); status != 400 {
+		t.Errorf("a 101-character search: %d", status)
 	}
 }
 
@@ -471,7 +556,10 @@ func TestDocsInChromium(t *testing.T) {
 		places           []string // for a long page: where to take pictures
 	}{
 		{"/", "home", "ul.home", nil},
-		{"/docs", "docs", "#createProperty", []string{"", "#createProperty", "#createMeterReading"}},
+		{"/docs", "docs-quickstart", "#month", []string{"", "#month"}},
+		{"/docs/api", "docs-api", ".toc-grid", nil},
+		{"/docs/api/bills", "docs-bills", "#createBill", []string{"", "#createBill"}},
+		{"/docs/search?q=late+fee", "docs-search", "main", nil},
 		{"/docs/errors", "docs-errors", "#idempotency_in_progress", []string{"", "#retries", "#invalid_parameter"}},
 		{"/docs/webhooks", "docs-webhooks", "#verify", []string{"", "#headers", "#verify", "#retries"}},
 		{"/docs/changelog", "docs-changelog", "main section.card", nil},

@@ -23,12 +23,16 @@ type reference struct {
 	Tags           []refTag
 }
 
-// refTag is a group of operations, as the document's tags list them.
+// refTag is a group of operations, as the document's tags list them: a
+// resource, whose page is /docs/api/<Slug>.
 type refTag struct {
-	Name, Anchor string
-	Description  template.HTML
-	Ops          []refOp
+	Name, Anchor, Slug string
+	Description        template.HTML
+	Ops                []refOp
 }
+
+// Page is the resource's page.
+func (t refTag) Page() string { return "/docs/api/" + t.Slug }
 
 // refOp is one operation; its anchor is its operationId.
 type refOp struct {
@@ -40,7 +44,14 @@ type refOp struct {
 	Params    []refField
 	Body      *refBody
 	Responses []refResponse
+	// Samples are the call in curl and with each SDK.
+	Samples []codeSample
+	// Page is the operation's place: its resource's page and its anchor.
+	Page string
 }
+
+// codeSample is an operation's call in one language.
+type codeSample struct{ Lang, Code string }
 
 // refField is a parameter or a body field, with its type and limits.
 type refField struct {
@@ -92,7 +103,7 @@ func newReference(doc []byte) (*reference, error) {
 	if tags := get(o.root, "tags"); tags != nil {
 		for _, t := range tags.Content {
 			byTag[str(t, "name")] = len(ref.Tags)
-			ref.Tags = append(ref.Tags, refTag{Name: str(t, "name"), Anchor: "tag-" + slug(str(t, "name")), Description: o.markdown(str(t, "description"))})
+			ref.Tags = append(ref.Tags, refTag{Name: str(t, "name"), Anchor: "tag-" + slug(str(t, "name")), Slug: slug(str(t, "name")), Description: o.markdown(str(t, "description"))})
 		}
 	}
 	paths := get(o.root, "paths")
@@ -120,8 +131,9 @@ func newReference(doc []byte) (*reference, error) {
 			if !ok {
 				k = len(ref.Tags)
 				byTag[tag] = k
-				ref.Tags = append(ref.Tags, refTag{Name: tag, Anchor: "tag-" + slug(tag)})
+				ref.Tags = append(ref.Tags, refTag{Name: tag, Anchor: "tag-" + slug(tag), Slug: slug(tag)})
 			}
+			op.Page = ref.Tags[k].Page() + "#" + op.ID
 			ref.Tags[k].Ops = append(ref.Tags[k].Ops, op)
 		}
 	}
@@ -177,6 +189,7 @@ func (o *openapi) operation(path, method string, item, n *yaml.Node) (refOp, err
 			op.Responses = append(op.Responses, resp)
 		}
 	}
+	op.Samples = o.samples(op, n)
 	return op, nil
 }
 
@@ -198,8 +211,15 @@ func (o *openapi) fields(prefix string, schema *yaml.Node, depth int) []refField
 		name, p := props.Content[i].Value, o.deref(props.Content[i+1])
 		out = append(out, refField{Name: prefix + name, Required: required[name], Type: o.typeName(p), Limits: limits(p),
 			Description: o.markdown(str(p, "description"))})
-		if get(p, "properties") != nil {
+		switch {
+		case get(p, "properties") != nil:
 			out = append(out, o.fields(prefix+name+".", p, depth+1)...)
+		case get(p, "oneOf") != nil: // an object or null
+			for _, alt := range get(p, "oneOf").Content {
+				out = append(out, o.fields(prefix+name+".", o.deref(alt), depth+1)...)
+			}
+		case get(p, "items") != nil:
+			out = append(out, o.fields(prefix+name+"[].", o.deref(get(p, "items")), depth+1)...)
 		}
 	}
 	return out

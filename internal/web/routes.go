@@ -26,7 +26,10 @@ func (s *site) routes(mux *request.Mux) {
 	// The landing page and the documentation.
 	home, docs := s.pages(homeArea), s.pages(docsArea)
 	mux.Handle("GET /{$}", home(s.handleHome))
-	mux.Handle("GET /docs", docs(s.handleDoc("docs", s.docs.ref)))
+	mux.Handle("GET /docs", docs(s.handleQuickstart))
+	mux.Handle("GET /docs/api", docs(s.handleDoc("docs_api", apiIndex{Ref: s.docs.ref})))
+	mux.Handle("GET /docs/api/{resource}", docs(s.handleResource))
+	mux.Handle("GET /docs/search", docs(s.handleSearch))
 	mux.Handle("GET "+api.ErrorDocsPath, docs(s.handleDoc("docs_errors", s.docs.errors)))
 	mux.Handle("GET /docs/webhooks", docs(s.handleDoc("docs_webhooks", s.docs.webhooks)))
 	mux.Handle("GET /docs/changelog", docs(s.handleDoc("docs_changelog", s.docs.changelog)))
