@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -31,22 +30,18 @@ type goGen struct {
 
 // goFile returns the Go SDK's generated file.
 func goFile(d *doc) ([]byte, error) {
-	g := &goGen{d: d, done: map[string]bool{}, inputs: map[string]bool{}, enums: map[string]string{}}
-	g.findInputs()
-	for _, name := range d.Components.Schemas.Keys {
-		s := d.Components.Schemas.Values[name]
-		if skipSchema(name, s) || !g.named(s) {
-			continue
-		}
+	g := &goGen{d: d, done: map[string]bool{}, inputs: d.inputs(), enums: map[string]string{}}
+	for _, name := range d.typeNames() {
 		g.typ(&schema{Ref: "#/components/schemas/" + name}, "", false)
 	}
+	calls, err := d.calls()
+	if err != nil {
+		return nil, err
+	}
 	var methods bytes.Buffer
-	for _, path := range d.Paths.Keys {
-		for _, m := range d.Paths.Values[path].operations() {
-			verb, op := m[0].(string), m[1].(*operation)
-			if err := g.method(&methods, verb, path, op); err != nil {
-				return nil, fmt.Errorf("%s %s: %w", verb, path, err)
-			}
+	for _, c := range calls {
+		if err := g.method(&methods, c); err != nil {
+			return nil, fmt.Errorf("%s %s: %w", c.Verb, c.Path, err)
 		}
 	}
 	var b bytes.Buffer
@@ -65,60 +60,6 @@ func goFile(d *doc) ([]byte, error) {
 	return out, nil
 }
 
-// skipSchema leaves out what the hand-written half holds: the error body
-// (Error), the page (Pagination), the envelopes every answer comes in, and
-// the answers that are not the API's objects.
-func skipSchema(name string, s *schema) bool {
-	switch name {
-	case "Error", "Pagination", "OpenAPIDocument", "Status":
-		return true
-	}
-	for _, k := range s.Properties.Keys {
-		if k != "data" && k != "pagination" {
-			return false
-		}
-	}
-	return len(s.Properties.Keys) > 0
-}
-
-// named says whether a schema becomes a Go type of its own: an object with
-// fields, or an enum.
-func (g *goGen) named(s *schema) bool {
-	base, _ := s.Type.nullable()
-	return (base == "object" && len(s.Properties.Keys) > 0 && s.AdditionalProperties != true) ||
-		(base == "string" && len(s.Enum) > 0)
-}
-
-func (g *goGen) findInputs() {
-	var walk func(s *schema)
-	walk = func(s *schema) {
-		if s == nil {
-			return
-		}
-		if s.Ref != "" {
-			name := refName(s.Ref)
-			if g.inputs[name] {
-				return
-			}
-			g.inputs[name] = true
-			walk(g.d.component(s.Ref))
-			return
-		}
-		for _, k := range s.Properties.Keys {
-			walk(s.Properties.Values[k])
-		}
-		walk(s.Items)
-		for _, o := range s.OneOf {
-			walk(o)
-		}
-	}
-	for _, item := range g.d.Paths.Values {
-		for _, m := range item.operations() {
-			walk(g.d.requestBody(m[1].(*operation).RequestBody).jsonSchema())
-		}
-	}
-}
-
 // typ is the Go type of a schema, writing the named types it needs; name
 // is the name an inline object or enum takes. null says the schema allows
 // null.
@@ -126,7 +67,7 @@ func (g *goGen) typ(s *schema, name string, input bool) (t string, null bool) {
 	if s.Ref != "" {
 		cn := refName(s.Ref)
 		c := g.d.component(s.Ref)
-		if g.named(c) {
+		if named(c) {
 			t, _ := g.typ(c, exported(cn), g.inputs[cn])
 			_, null := c.Type.nullable()
 			return t, null
@@ -135,7 +76,7 @@ func (g *goGen) typ(s *schema, name string, input bool) (t string, null bool) {
 	}
 	if len(s.OneOf) > 0 {
 		for _, o := range s.OneOf {
-			if base, _ := o.Type.nullable(); base == "" && slices.Equal(o.Type, types{"null"}) {
+			if isNull(o) {
 				continue
 			}
 			t, _ = g.typ(o, name, input)
@@ -241,113 +182,68 @@ func (g *goGen) object(name string, s *schema, input bool) {
 	g.chunks[at] = b.String()
 }
 
-// itemTypes types the items of arrays the document leaves open on purpose:
-// a batch's readings are judged one by one, so the document takes any JSON
-// there and refuses a bad one in its own result; a Go program sends
-// create bodies.
-var itemTypes = map[string]string{"MeterReadingBatchCreateReadings": "MeterReadingCreate"}
-
-var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
-
-// method writes the Client method of one operation; operations that are
-// not the API's (health, the document itself) or answer other than JSON
-// (the event stream) are left to the hand-written half.
-func (g *goGen) method(b *bytes.Buffer, verb, path string, op *operation) error {
-	if len(op.Security) == 0 || op.OperationID == "streamEvents" {
-		return nil
-	}
-	name := exported(op.OperationID)
-	var code string
-	for _, c := range []string{"200", "201", "202", "204"} {
-		if op.Responses[c] != nil {
-			code = c
-			break
-		}
-	}
-	if code == "" {
-		return fmt.Errorf("no success response")
-	}
-	// What the answer holds: nothing (204), an object in data, or a page.
+// method writes the Client method of one operation.
+func (g *goGen) method(b *bytes.Buffer, c call) error {
+	name := exported(c.ID)
 	var result, item string
-	if code != "204" {
-		s := g.d.response(op.Responses[code]).jsonSchema()
-		if s == nil || s.Ref == "" {
-			return fmt.Errorf("the %s answer is not a schema of the components", code)
-		}
-		env := g.d.component(s.Ref)
-		data := env.Properties.Values["data"]
-		switch {
-		case data == nil:
-			return fmt.Errorf("the %s answer has no data", code)
-		case env.Properties.Values["pagination"] != nil:
-			item, _ = g.typ(data.Items, "", false)
-		default:
-			result, _ = g.typ(data, "", false)
-		}
+	switch {
+	case c.List:
+		item, _ = g.typ(c.Data, "", false)
+	case c.Data != nil:
+		result, _ = g.typ(c.Data, "", false)
 	}
 	// The arguments: path parameters in the path's order, then the query's
 	// parameters or the body.
-	var args, pathExpr []string
-	last := 0
-	for _, m := range pathParam.FindAllStringSubmatchIndex(path, -1) {
-		arg := unexported(path[m[2]:m[3]])
+	var args []string
+	p := fmt.Sprintf("%q", c.Path)
+	for _, pp := range c.PathParams {
+		arg := unexported(pp)
 		args = append(args, arg+" string")
-		pathExpr = append(pathExpr, fmt.Sprintf("%q", path[last:m[0]]), "url.PathEscape("+arg+")")
-		last = m[1]
+		p = strings.Replace(p, "{"+pp+"}", `"+url.PathEscape(`+arg+`)+"`, 1)
 	}
-	if last < len(path) {
-		pathExpr = append(pathExpr, fmt.Sprintf("%q", path[last:]))
-	}
+	p = strings.TrimSuffix(strings.TrimPrefix(p, `""+`), `+""`)
 	query := "nil"
-	var queryParams []*param
-	for _, p := range op.Parameters {
-		if p := g.d.param(p); p.In == "query" {
-			queryParams = append(queryParams, p)
-		}
-	}
-	if len(queryParams) > 0 {
-		if err := g.params(name+"Params", queryParams); err != nil {
+	if len(c.Query) > 0 {
+		if err := g.params(name+"Params", c.Query); err != nil {
 			return err
 		}
 		args = append(args, "params *"+name+"Params")
 		query = "params.values()"
 	}
 	bodyArg := "nil"
-	if s := g.d.requestBody(op.RequestBody).jsonSchema(); s != nil {
-		t, _ := g.typ(s, name+"Params", true)
+	if c.Body != nil {
+		t, _ := g.typ(c.Body, name+"Params", true)
 		args = append(args, "params *"+t)
 		bodyArg = "params"
-	} else if op.RequestBody != nil {
-		return fmt.Errorf("a request body other than JSON")
 	}
 	args = append([]string{"ctx context.Context"}, args...)
 	args = append(args, "opts ...RequestOption")
 
-	doc := fmt.Sprintf("%s is %s %s: %s.", name, verb, path, strings.TrimSuffix(op.Summary, "."))
-	if op.Description != "" {
-		doc += "\n\n" + op.Description
+	doc := fmt.Sprintf("%s is %s %s: %s.", name, c.Verb, c.Path, strings.TrimSuffix(c.Summary, "."))
+	if c.Description != "" {
+		doc += "\n\n" + c.Description
 	}
-	if item != "" {
+	if c.List {
 		doc += "\n\nThe sequence follows the pages' cursors to the end, asking for each page as the loop reaches it; it stops at the first error, which it yields."
 	}
 	comment(b, "", doc)
-	p := strings.Join(pathExpr, "+")
+	sig := strings.Join(args, ", ")
 	switch {
-	case item != "":
-		fmt.Fprintf(b, "func (c *Client) %s(%s) iter.Seq2[*%s, error] {\n", name, strings.Join(args, ", "), item)
+	case c.List:
+		fmt.Fprintf(b, "func (c *Client) %s(%s) iter.Seq2[*%s, error] {\n", name, sig, item)
 		fmt.Fprintf(b, "\treturn all[%s](ctx, c, %s, %s, opts)\n}\n\n", item, p, query)
 	case strings.HasPrefix(result, "[]"):
-		fmt.Fprintf(b, "func (c *Client) %s(%s) (%s, error) {\n", name, strings.Join(args, ", "), result)
+		fmt.Fprintf(b, "func (c *Client) %s(%s) (%s, error) {\n", name, sig, result)
 		fmt.Fprintf(b, "\tvar out %s\n", result)
-		fmt.Fprintf(b, "\t_, err := c.call(ctx, %q, %s, %s, %s, &out, opts)\n\treturn out, err\n}\n\n", verb, p, query, bodyArg)
+		fmt.Fprintf(b, "\t_, err := c.call(ctx, %q, %s, %s, %s, &out, opts)\n\treturn out, err\n}\n\n", c.Verb, p, query, bodyArg)
 	case result == "":
-		fmt.Fprintf(b, "func (c *Client) %s(%s) error {\n", name, strings.Join(args, ", "))
-		fmt.Fprintf(b, "\t_, err := c.call(ctx, %q, %s, %s, %s, nil, opts)\n\treturn err\n}\n\n", verb, p, query, bodyArg)
+		fmt.Fprintf(b, "func (c *Client) %s(%s) error {\n", name, sig)
+		fmt.Fprintf(b, "\t_, err := c.call(ctx, %q, %s, %s, %s, nil, opts)\n\treturn err\n}\n\n", c.Verb, p, query, bodyArg)
 	default:
-		fmt.Fprintf(b, "func (c *Client) %s(%s) (*%s, error) {\n", name, strings.Join(args, ", "), result)
+		fmt.Fprintf(b, "func (c *Client) %s(%s) (*%s, error) {\n", name, sig, result)
 		fmt.Fprintf(b, "\tvar out %s\n", result)
-		fmt.Fprintf(b, "\tok, err := c.call(ctx, %q, %s, %s, %s, &out, opts)\n", verb, p, query, bodyArg)
-		if op.Responses["204"] != nil {
+		fmt.Fprintf(b, "\tok, err := c.call(ctx, %q, %s, %s, %s, &out, opts)\n", c.Verb, p, query, bodyArg)
+		if c.MaybeEmpty {
 			b.WriteString("\tif err != nil || !ok {\n\t\treturn nil, err\n\t}\n")
 		} else {
 			b.WriteString("\tif err != nil {\n\t\treturn nil, err\n\t}\n\t_ = ok\n")

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -190,3 +192,167 @@ func (b *body) jsonSchema() *schema {
 
 // component is the schema a reference names.
 func (d *doc) component(ref string) *schema { return d.Components.Schemas.Values[refName(ref)] }
+
+// call is an operation as an SDK's method sees it, read once for every
+// SDK: its name, its path's parameters in order, its query parameters,
+// its body, and what its answer holds.
+type call struct {
+	ID, Verb, Path       string
+	Summary, Description string
+	// PathParams are the path's {names} in order; Query its query
+	// parameters.
+	PathParams []string
+	Query      []*param
+	// Body is the JSON request body's schema, nil for none.
+	Body *schema
+	// Data is the answer's data (for a list, the schema of its items);
+	// nil for an answer of 204 alone. List says the answer is a page;
+	// MaybeEmpty that it may also be 204.
+	Data       *schema
+	List       bool
+	MaybeEmpty bool
+}
+
+var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// calls are the operations the SDKs make methods of, in the document's
+// order: every operation that takes a key and answers JSON (not health,
+// the document itself or the event stream).
+func (d *doc) calls() ([]call, error) {
+	var out []call
+	for _, path := range d.Paths.Keys {
+		for _, m := range d.Paths.Values[path].operations() {
+			verb, op := m[0].(string), m[1].(*operation)
+			if len(op.Security) == 0 || op.OperationID == "streamEvents" {
+				continue
+			}
+			c, err := d.call(verb, path, op)
+			if err != nil {
+				return nil, fmt.Errorf("%s %s: %w", verb, path, err)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (d *doc) call(verb, path string, op *operation) (call, error) {
+	c := call{ID: op.OperationID, Verb: verb, Path: path, Summary: op.Summary, Description: op.Description}
+	for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+		c.PathParams = append(c.PathParams, m[1])
+	}
+	for _, p := range op.Parameters {
+		if p := d.param(p); p.In == "query" {
+			c.Query = append(c.Query, p)
+		}
+	}
+	if op.RequestBody != nil {
+		if c.Body = d.requestBody(op.RequestBody).jsonSchema(); c.Body == nil {
+			return c, fmt.Errorf("a request body other than JSON")
+		}
+	}
+	var code string
+	for _, s := range []string{"200", "201", "202", "204"} {
+		if op.Responses[s] != nil {
+			code = s
+			break
+		}
+	}
+	switch code {
+	case "":
+		return c, fmt.Errorf("no success response")
+	case "204":
+		return c, nil
+	}
+	c.MaybeEmpty = op.Responses["204"] != nil
+	s := d.response(op.Responses[code]).jsonSchema()
+	if s == nil || s.Ref == "" {
+		return c, fmt.Errorf("the %s answer is not a schema of the components", code)
+	}
+	env := d.component(s.Ref)
+	if c.Data = env.Properties.Values["data"]; c.Data == nil {
+		return c, fmt.Errorf("the %s answer has no data", code)
+	}
+	if env.Properties.Values["pagination"] != nil {
+		c.Data, c.List = c.Data.Items, true
+	}
+	return c, nil
+}
+
+// typeNames are the components that become types of their own (objects
+// and enums), less what the hand-written halves hold (skipSchema).
+func (d *doc) typeNames() []string {
+	var out []string
+	for _, name := range d.Components.Schemas.Keys {
+		if s := d.Components.Schemas.Values[name]; !skipSchema(name, s) && named(s) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// inputs are the components a request body reaches: their optional
+// fields can be left out, and those that may be null also set to null.
+func (d *doc) inputs() map[string]bool {
+	seen := map[string]bool{}
+	var walk func(s *schema)
+	walk = func(s *schema) {
+		if s == nil {
+			return
+		}
+		if s.Ref != "" {
+			name := refName(s.Ref)
+			if !seen[name] {
+				seen[name] = true
+				walk(d.component(s.Ref))
+			}
+			return
+		}
+		for _, k := range s.Properties.Keys {
+			walk(s.Properties.Values[k])
+		}
+		walk(s.Items)
+		for _, o := range s.OneOf {
+			walk(o)
+		}
+	}
+	for _, item := range d.Paths.Values {
+		for _, m := range item.operations() {
+			walk(d.requestBody(m[1].(*operation).RequestBody).jsonSchema())
+		}
+	}
+	return seen
+}
+
+// skipSchema leaves out what the hand-written halves hold: the error body
+// (Error), the page (Pagination), the envelopes every answer comes in, and
+// the answers that are not the API's objects.
+func skipSchema(name string, s *schema) bool {
+	switch name {
+	case "Error", "Pagination", "OpenAPIDocument", "Status":
+		return true
+	}
+	for _, k := range s.Properties.Keys {
+		if k != "data" && k != "pagination" {
+			return false
+		}
+	}
+	return len(s.Properties.Keys) > 0
+}
+
+// named says whether a schema becomes a type of its own: an object with
+// fields, or an enum.
+func named(s *schema) bool {
+	base, _ := s.Type.nullable()
+	return (base == "object" && len(s.Properties.Keys) > 0 && s.AdditionalProperties != true) ||
+		(base == "string" && len(s.Enum) > 0)
+}
+
+// isNull says a schema is the type null alone (one side of a oneOf).
+func isNull(s *schema) bool { return slices.Equal(s.Type, types{"null"}) }
+
+// itemTypes types the items of arrays the document leaves open on purpose:
+// a batch's readings are judged one by one, so the document takes any JSON
+// there and refuses a bad one in its own result; a program sends create
+// bodies.
+var itemTypes = map[string]string{"MeterReadingBatchCreateReadings": "MeterReadingCreate"}
