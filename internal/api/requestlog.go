@@ -29,6 +29,9 @@ type requestLog struct {
 	seq     int64
 	timer   *time.Timer
 	dropped int
+	// closed is set by the last flush, on shutdown: what comes after is
+	// not kept.
+	closed bool
 	// writing keeps the batches in order, one at a time.
 	writing sync.Mutex
 }
@@ -48,6 +51,9 @@ func (l *requestLog) add(r store.LoggedRequest) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return
+	}
 	if len(l.pending) >= requestLogMax {
 		l.dropped++
 		return
@@ -87,13 +93,32 @@ func (l *requestLog) flush(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	err := l.db.LogRequests(ctx, batch)
-	if err != nil {
-		l.log.WarnContext(ctx, "request log not written", "requests", len(batch), "error", err.Error())
+	// A transaction a batch, so that a backlog (the database was away)
+	// holds SQLite's one writer no longer than a batch at a time.
+	for len(batch) > 0 {
+		n := min(len(batch), requestLogBatch)
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := l.db.LogRequests(wctx, batch[:n])
+		cancel()
+		if err != nil {
+			l.log.WarnContext(ctx, "request log not written", "requests", len(batch), "error", err.Error())
+			return err
+		}
+		batch = batch[n:]
 	}
-	return err
+	return nil
+}
+
+// close writes what waits and keeps nothing more: the process is
+// shutting down.
+func (l *requestLog) close(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	return l.flush(ctx)
 }
 
 // loggedPath is a request's path as the request log keeps it: keys and

@@ -190,7 +190,7 @@ func (m *meter) flush(ctx context.Context) error {
 // Close flushes what is left (the usage counts, the request log); the
 // process calls it on shutdown.
 func (s *Server) Close(ctx context.Context) error {
-	return errors.Join(s.meter.flush(ctx), s.requests.flush(ctx))
+	return errors.Join(s.meter.flush(ctx), s.requests.close(ctx))
 }
 
 // quota checks the caller's period count before a request (see

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
+	"unicode/utf8"
 )
 
 // RequestRetention is how long the API's requests are kept for the
@@ -43,10 +44,12 @@ type RequestFilter struct {
 }
 
 // RequestPosition is a row's place in the log, newest first: its time,
-// then its place among the rows written at that time.
+// then its place among its process's rows of that time, then its ID
+// (two processes may number rows of one instant alike).
 type RequestPosition struct {
 	At  time.Time
 	Seq int64
+	ID  string
 }
 
 // LogRequests writes requests to the log in one transaction, several to
@@ -85,14 +88,15 @@ func (q *Queries) ListRequests(ctx context.Context, appID string, f RequestFilte
 		w.and("status < ?", int64(f.StatusClass*100+100))
 	}
 	if f.PathPrefix != "" {
-		w.and("substr(path, 1, "+fmt.Sprint(len(f.PathPrefix))+") = ?", f.PathPrefix)
+		w.and("substr(path, 1, "+fmt.Sprint(utf8.RuneCountInString(f.PathPrefix))+") = ?", f.PathPrefix)
 	}
 	if f.Before != nil {
-		w.args = append(w.args, ms(f.Before.At), f.Before.Seq)
-		w.sql += fmt.Sprintf(" AND (created_at < $%d OR (created_at = $%[1]d AND seq < $%d))", len(w.args)-1, len(w.args))
+		w.args = append(w.args, ms(f.Before.At), f.Before.Seq, f.Before.ID)
+		n := len(w.args)
+		w.sql += fmt.Sprintf(" AND (created_at < $%d OR (created_at = $%[1]d AND (seq < $%d OR (seq = $%[2]d AND id < $%d))))", n-2, n-1, n)
 	}
 	rows, err := q.c.QueryContext(ctx, `SELECT seq, id, application_id, mode, account_id, method, path, status, code, latency_us, key_last4, created_at
-		FROM request_log WHERE `+w.sql+fmt.Sprintf(` ORDER BY created_at DESC, seq DESC LIMIT %d`, limit+1), w.args...)
+		FROM request_log WHERE `+w.sql+fmt.Sprintf(` ORDER BY created_at DESC, seq DESC, id DESC LIMIT %d`, limit+1), w.args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("store: list requests: %w", err)
 	}

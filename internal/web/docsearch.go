@@ -193,7 +193,7 @@ func (s *site) handleQuickstart(w http.ResponseWriter, r *http.Request, v *visit
 	q := s.docs.quickstart
 	q.Base = s.publicURL
 	if q.Base == "" {
-		q.Base = "http://" + r.Host
+		q.Base = "http://127.0.0.1:8080" // serve's own default
 	}
 	return s.render(w, r, http.StatusOK, "docs_quickstart", page{Area: v.area, Wide: true, Data: q})
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -168,24 +169,44 @@ func (s *site) handleEvents(w http.ResponseWriter, r *http.Request, v *visit) er
 
 // eventAccount is the account whose events the page shows: the sandbox in
 // test mode; in live mode the linked account named, or the first (nil
-// when none is linked). It fills the page's choice of accounts.
+// when none is linked). It fills the page's choice of accounts. As the
+// API, the page shows a live account's events only while it is linked.
 func (s *site) eventAccount(r *http.Request, v *visit, id string, ev *eventsView) (*rental.Account, error) {
 	rd := s.db.Read()
 	if v.hooks.Mode == rental.ModeTest {
 		return rd.GetAccount(r.Context(), v.app.ID, v.app.SandboxAccountID)
 	}
 	accounts, err := rd.LiveAccounts(r.Context(), v.app.ID)
-	if err != nil || len(accounts) == 0 {
+	if err != nil {
 		return nil, err
 	}
 	for _, a := range accounts {
-		ev.Accounts = append(ev.Accounts, accountChoice{ID: a.ID, Name: a.Name})
+		if !a.Revoked {
+			ev.Accounts = append(ev.Accounts, accountChoice{ID: a.ID, Name: a.Name})
+		}
 	}
 	if id == "" {
-		id = accounts[0].ID
+		if len(ev.Accounts) == 0 {
+			return nil, nil
+		}
+		id = ev.Accounts[0].ID
 	}
 	ev.Account = id
-	return rd.GetAccount(r.Context(), v.app.ID, id)
+	return linkedAccount(r.Context(), rd, v.app.ID, v.hooks.Mode, id)
+}
+
+// linkedAccount is the account whose events a page of the mode may show:
+// the application's sandbox in test mode, or one of its landlords still
+// linked in live mode; any other is not found.
+func linkedAccount(ctx context.Context, q *store.Queries, appID string, mode rental.Mode, id string) (*rental.Account, error) {
+	acct, err := q.GetAccount(ctx, appID, id)
+	if err != nil {
+		return nil, err
+	}
+	if acct.Sandbox != (mode == rental.ModeTest) || acct.Revoked {
+		return nil, rental.NotFound("account", id)
+	}
+	return acct, nil
 }
 
 // handleSendEvent sends an event to the endpoint the form picks (see
@@ -200,7 +221,7 @@ func (s *site) handleSendEvent(w http.ResponseWriter, r *http.Request, v *visit)
 		acctID = r.PostForm.Get("account")
 	}
 	err := s.db.InTx(r.Context(), func(tx *store.Tx) error {
-		acct, err := tx.GetAccount(r.Context(), v.app.ID, acctID)
+		acct, err := linkedAccount(r.Context(), &tx.Queries, v.app.ID, hk.Mode, acctID)
 		if err != nil {
 			return err
 		}

@@ -135,7 +135,36 @@ func TestPortalEvents(t *testing.T) {
 		if p := other.get(page); p.status != http.StatusNotFound {
 			t.Errorf("another developer: %d", p.status)
 		}
-		wantPage(t, dev.get("/portal/apps/"+dev.app.ID+"/events/live"), http.StatusOK, "No landlord has linked the application yet")
+		live := "/portal/apps/" + dev.app.ID + "/events/live"
+		wantPage(t, dev.get(live), http.StatusOK, "No landlord has linked the application yet")
+
+		// Live mode: a linked landlord's events, until the landlord leaves;
+		// the sandbox is no live account.
+		acct := storetest.Fixture{App: dev.app}.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		err = e.DB.InTx(ctx, func(tx *store.Tx) error {
+			return tx.RecordEvent(ctx, acct, "property.created", map[string]string{"id": "prop_livelandlord", "object": "property"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPage(t, dev.get(live), http.StatusOK, "prop_livelandlord", acct.ID)
+		liveEvent := regexp.MustCompile(`<article class="card event" id="(evt_[a-z0-9]+)">`).FindStringSubmatch(dev.get(live).body)
+		if p := dev.get(live + "?account=" + dev.app.SandboxAccountID); p.status != http.StatusNotFound {
+			t.Errorf("the sandbox on the live page: %d", p.status)
+		}
+		if p := dev.post(live+"/"+evID[1]+"/send", url.Values{"account": {dev.app.SandboxAccountID}, "endpoint_id": {bills.ID}}); p.status != http.StatusNotFound {
+			t.Errorf("a sandbox event resent from the live page: %d", p.status)
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.RevokeAccount(ctx, dev.app.ID, acct.ID) }); err != nil {
+			t.Fatal(err)
+		}
+		if p := dev.get(live + "?account=" + acct.ID); p.status != http.StatusNotFound {
+			t.Errorf("a disconnected landlord's events: %d", p.status)
+		}
+		wantPage(t, dev.get(live), http.StatusOK, "No landlord has linked the application yet")
+		if p := dev.post(live+"/"+liveEvent[1]+"/send", url.Values{"account": {acct.ID}, "endpoint_id": {bills.ID}}); p.status != http.StatusNotFound {
+			t.Errorf("a disconnected landlord's event resent: %d", p.status)
+		}
 		if p := dev.get("/portal/apps/" + dev.app.ID + "/events/both"); p.status != http.StatusNotFound {
 			t.Errorf("a mode that is none: %d", p.status)
 		}

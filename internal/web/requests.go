@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"rentapi/internal/rental"
@@ -47,15 +48,18 @@ func (s *site) handleRequests(w http.ResponseWriter, r *http.Request, v *visit) 
 	}
 	filter := store.RequestFilter{Mode: string(f.Mode), StatusClass: f.StatusClass, PathPrefix: f.PathPrefix, RequestID: f.RequestID}
 	if q.Has("older") {
-		at, seq, err := rental.ParsePosition("older", q.Get("older"))
+		// "<ms>.<seq>_<id>": ParsePosition's form, its ID the sequence
+		// number and the request's ID.
+		at, rest, err := rental.ParsePosition("older", q.Get("older"))
+		seq, id, _ := strings.Cut(rest, "_")
 		n, nerr := strconv.ParseInt(seq, 10, 64)
-		if err == nil && nerr != nil {
+		if err == nil && (nerr != nil || id == "") {
 			err = rental.Invalid("older", "The page asked for does not exist.")
 		}
 		if err != nil {
 			return err
 		}
-		filter.Before = &store.RequestPosition{At: time.UnixMilli(at), Seq: n}
+		filter.Before = &store.RequestPosition{At: time.UnixMilli(at), Seq: n, ID: id}
 	}
 	list, more, err := s.db.Read().ListRequests(r.Context(), v.app.ID, filter, requestsPerPage, s.now())
 	if err != nil {
@@ -76,7 +80,7 @@ func (s *site) handleRequests(w http.ResponseWriter, r *http.Request, v *visit) 
 				next.Set(k, q.Get(k))
 			}
 		}
-		next.Set("older", strconv.FormatInt(last.At.UnixMilli(), 10)+"."+strconv.FormatInt(last.Seq, 10))
+		next.Set("older", strconv.FormatInt(last.At.UnixMilli(), 10)+"."+strconv.FormatInt(last.Seq, 10)+"_"+last.ID)
 		rv.Older = "?" + next.Encode()
 	}
 	return s.render(w, r, http.StatusOK, "portal_requests", portalPage(v.person, rv))

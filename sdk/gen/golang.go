@@ -214,7 +214,7 @@ func (g *goGen) method(b *bytes.Buffer, c call) error {
 	if c.Body != nil {
 		t, _ := g.typ(c.Body, name+"Params", true)
 		args = append(args, "params *"+t)
-		bodyArg = "params"
+		bodyArg = "body(params)"
 	}
 	args = append([]string{"ctx context.Context"}, args...)
 	args = append(args, "opts ...RequestOption")

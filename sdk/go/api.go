@@ -2864,7 +2864,7 @@ func (c *Client) ListProperties(ctx context.Context, params *ListPropertiesParam
 // Scope `properties:write`.
 func (c *Client) CreateProperty(ctx context.Context, params *PropertyCreate, opts ...RequestOption) (*Property, error) {
 	var out Property
-	ok, err := c.call(ctx, "POST", "/v1/properties", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/properties", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -2897,7 +2897,7 @@ func (c *Client) GetProperty(ctx context.Context, propertyID string, opts ...Req
 // Scope `properties:write`.
 func (c *Client) UpdateProperty(ctx context.Context, propertyID string, params *PropertyUpdate, opts ...RequestOption) (*Property, error) {
 	var out Property
-	ok, err := c.call(ctx, "PATCH", "/v1/properties/"+url.PathEscape(propertyID), nil, params, &out, opts)
+	ok, err := c.call(ctx, "PATCH", "/v1/properties/"+url.PathEscape(propertyID), nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -2937,7 +2937,7 @@ func (c *Client) ListPropertyRooms(ctx context.Context, propertyID string, param
 // Scope: `rooms:write`.
 func (c *Client) CreateRoom(ctx context.Context, propertyID string, params *RoomCreate, opts ...RequestOption) (*Room, error) {
 	var out Room
-	ok, err := c.call(ctx, "POST", "/v1/properties/"+url.PathEscape(propertyID)+"/rooms", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/properties/"+url.PathEscape(propertyID)+"/rooms", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -2980,7 +2980,7 @@ func (c *Client) GetRoom(ctx context.Context, roomID string, opts ...RequestOpti
 // be changed. Emits `room.updated`. Scope: `rooms:write`.
 func (c *Client) UpdateRoom(ctx context.Context, roomID string, params *RoomUpdate, opts ...RequestOption) (*Room, error) {
 	var out Room
-	ok, err := c.call(ctx, "PATCH", "/v1/rooms/"+url.PathEscape(roomID), nil, params, &out, opts)
+	ok, err := c.call(ctx, "PATCH", "/v1/rooms/"+url.PathEscape(roomID), nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3010,7 +3010,7 @@ func (c *Client) DeleteRoom(ctx context.Context, roomID string, opts ...RequestO
 // `tenants:write`.
 func (c *Client) MoveInTenant(ctx context.Context, roomID string, params *TenantCreate, opts ...RequestOption) (*Tenant, error) {
 	var out Tenant
-	ok, err := c.call(ctx, "POST", "/v1/rooms/"+url.PathEscape(roomID)+"/tenant", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/rooms/"+url.PathEscape(roomID)+"/tenant", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3058,7 +3058,7 @@ func (c *Client) MoveOutTenant(ctx context.Context, roomID string, opts ...Reque
 // `resource_not_found`. Scope: `tenants:write`.
 func (c *Client) MoveOutWithSettlement(ctx context.Context, roomID string, params *MoveOut, opts ...RequestOption) (*Settlement, error) {
 	var out Settlement
-	ok, err := c.call(ctx, "POST", "/v1/rooms/"+url.PathEscape(roomID)+"/tenant/move-out", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/rooms/"+url.PathEscape(roomID)+"/tenant/move-out", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3143,7 +3143,7 @@ func (c *Client) GetTenant(ctx context.Context, tenantID string, opts ...Request
 // `tenants:write`.
 func (c *Client) UpdateTenant(ctx context.Context, tenantID string, params *TenantUpdate, opts ...RequestOption) (*Tenant, error) {
 	var out Tenant
-	ok, err := c.call(ctx, "PATCH", "/v1/tenants/"+url.PathEscape(tenantID), nil, params, &out, opts)
+	ok, err := c.call(ctx, "PATCH", "/v1/tenants/"+url.PathEscape(tenantID), nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3205,7 +3205,7 @@ func (c *Client) ListMeterReadings(ctx context.Context, params *ListMeterReading
 // Scope: `meters:write`.
 func (c *Client) CreateMeterReading(ctx context.Context, params *MeterReadingCreate, opts ...RequestOption) (*MeterReading, error) {
 	var out MeterReading
-	ok, err := c.call(ctx, "POST", "/v1/meter-readings", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/meter-readings", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3236,7 +3236,7 @@ func (c *Client) CreateMeterReading(ctx context.Context, params *MeterReadingCre
 // `meters:write`.
 func (c *Client) CreateMeterReadingBatch(ctx context.Context, params *MeterReadingBatchCreate, opts ...RequestOption) ([]MeterReadingBatchResult, error) {
 	var out []MeterReadingBatchResult
-	_, err := c.call(ctx, "POST", "/v1/meter-readings/batch", nil, params, &out, opts)
+	_, err := c.call(ctx, "POST", "/v1/meter-readings/batch", nil, body(params), &out, opts)
 	return out, err
 }
 
@@ -3268,7 +3268,7 @@ func (c *Client) GetMeterReading(ctx context.Context, readingID string, opts ...
 // `meters:write`.
 func (c *Client) CorrectMeterReading(ctx context.Context, readingID string, params *MeterReadingUpdate, opts ...RequestOption) (*MeterReading, error) {
 	var out MeterReading
-	ok, err := c.call(ctx, "PATCH", "/v1/meter-readings/"+url.PathEscape(readingID), nil, params, &out, opts)
+	ok, err := c.call(ctx, "PATCH", "/v1/meter-readings/"+url.PathEscape(readingID), nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3308,7 +3308,7 @@ func (c *Client) ListBills(ctx context.Context, params *ListBillsParams, opts ..
 // already when it has a bill for the tenant it would bill now.
 func (c *Client) CreateBill(ctx context.Context, params *BillCreate, opts ...RequestOption) (*Bill, error) {
 	var out Bill
-	ok, err := c.call(ctx, "POST", "/v1/bills", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/bills", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3393,7 +3393,7 @@ func (c *Client) IssueBill(ctx context.Context, billID string, opts ...RequestOp
 // `notify` with 503 `chat_unavailable`. Scope: `bills:write`.
 func (c *Client) CreateBillRun(ctx context.Context, propertyID string, params *BillRunCreate, opts ...RequestOption) (*BillRun, error) {
 	var out BillRun
-	ok, err := c.call(ctx, "POST", "/v1/properties/"+url.PathEscape(propertyID)+"/bills", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/properties/"+url.PathEscape(propertyID)+"/bills", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3415,7 +3415,7 @@ func (c *Client) CreateBillRun(ctx context.Context, propertyID string, params *B
 // (`param` `room_id`). Scope: `bills:write`.
 func (c *Client) CreateCharge(ctx context.Context, roomID string, params *ChargeCreate, opts ...RequestOption) (*Charge, error) {
 	var out Charge
-	ok, err := c.call(ctx, "POST", "/v1/rooms/"+url.PathEscape(roomID)+"/charges", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/rooms/"+url.PathEscape(roomID)+"/charges", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3582,7 +3582,7 @@ func (c *Client) GetPayment(ctx context.Context, paymentID string, opts ...Reque
 // `payments:write`.
 func (c *Client) CreateSlip(ctx context.Context, billID string, params *SlipCreate, opts ...RequestOption) (*Slip, error) {
 	var out Slip
-	ok, err := c.call(ctx, "POST", "/v1/bills/"+url.PathEscape(billID)+"/slips", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/bills/"+url.PathEscape(billID)+"/slips", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3653,7 +3653,7 @@ func (c *Client) ListNotifications(ctx context.Context, params *ListNotification
 // `notifications:write`.
 func (c *Client) CreateNotification(ctx context.Context, params *NotificationCreate, opts ...RequestOption) (*Notification, error) {
 	var out Notification
-	ok, err := c.call(ctx, "POST", "/v1/notifications", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/notifications", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3686,7 +3686,7 @@ func (c *Client) GetNotification(ctx context.Context, notificationID string, opt
 // Scope: `notifications:write`.
 func (c *Client) CreateMessage(ctx context.Context, params *MessageCreate, opts ...RequestOption) (*Notification, error) {
 	var out Notification
-	ok, err := c.call(ctx, "POST", "/v1/messages", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/messages", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3765,7 +3765,7 @@ func (c *Client) ListWebhookEndpoints(ctx context.Context, params *ListWebhookEn
 // live endpoints only. Scope: `webhooks:manage`.
 func (c *Client) CreateWebhookEndpoint(ctx context.Context, params *WebhookEndpointCreate, opts ...RequestOption) (*WebhookEndpoint, error) {
 	var out WebhookEndpoint
-	ok, err := c.call(ctx, "POST", "/v1/webhook-endpoints", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/webhook-endpoints", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3798,7 +3798,7 @@ func (c *Client) GetWebhookEndpoint(ctx context.Context, endpointID string, opts
 // until enabled here. Scope: `webhooks:manage`.
 func (c *Client) UpdateWebhookEndpoint(ctx context.Context, endpointID string, params *WebhookEndpointUpdate, opts ...RequestOption) (*WebhookEndpoint, error) {
 	var out WebhookEndpoint
-	ok, err := c.call(ctx, "PATCH", "/v1/webhook-endpoints/"+url.PathEscape(endpointID), nil, params, &out, opts)
+	ok, err := c.call(ctx, "PATCH", "/v1/webhook-endpoints/"+url.PathEscape(endpointID), nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3958,7 +3958,7 @@ func (c *Client) GetTestClock(ctx context.Context, opts ...RequestOption) (*Test
 // deliveries of the events go out as usual.
 func (c *Client) AdvanceTestClock(ctx context.Context, params *ClockAdvance, opts ...RequestOption) (*TestClock, error) {
 	var out TestClock
-	ok, err := c.call(ctx, "POST", "/v1/test-helpers/clock/advance", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/test-helpers/clock/advance", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -3986,7 +3986,7 @@ func (c *Client) AdvanceTestClock(ctx context.Context, params *ClockAdvance, opt
 // `payments:write`.
 func (c *Client) SimulatePayment(ctx context.Context, params *PaymentSimulation, opts ...RequestOption) (*Payment, error) {
 	var out Payment
-	ok, err := c.call(ctx, "POST", "/v1/test-helpers/payments", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/test-helpers/payments", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -4007,7 +4007,7 @@ func (c *Client) SimulatePayment(ctx context.Context, params *PaymentSimulation,
 // `payments:write`.
 func (c *Client) SimulateSlip(ctx context.Context, params *SlipSimulation, opts ...RequestOption) (*Slip, error) {
 	var out Slip
-	ok, err := c.call(ctx, "POST", "/v1/test-helpers/slips", nil, params, &out, opts)
+	ok, err := c.call(ctx, "POST", "/v1/test-helpers/slips", nil, body(params), &out, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -191,6 +191,15 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 }
 
+// body is a write's parameters as call sends them: a nil *T is no
+// parameters, sent as {} (a nil pointer in an interface is not nil).
+func body[T any](params *T) any {
+	if params == nil {
+		return nil
+	}
+	return params
+}
+
 // answer is a response read whole.
 type answer struct {
 	status int

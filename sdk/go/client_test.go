@@ -318,3 +318,18 @@ func TestAccountHeader(t *testing.T) {
 		t.Fatalf("another account: %v", err)
 	}
 }
+
+// A write whose parameters are all optional can be called with nil: it
+// sends {}, not null.
+func TestNilParams(t *testing.T) {
+	if _, err := client().AdvanceTestClock(t.Context(), nil); rentapi.IsCode(err, "invalid_json") {
+		t.Fatalf("AdvanceTestClock(nil) sent no JSON object: %v", err)
+	}
+	f, c := newFault(t, nil)
+	if _, err := c.UpdateProperty(t.Context(), "prop_doesnotexist", nil); !rentapi.IsCode(err, "resource_not_found") {
+		t.Fatalf("UpdateProperty(nil): %v", err)
+	}
+	if r := f.requests(); len(r) != 1 || r[0].ContentLength != 2 {
+		t.Fatalf("the body sent: %d bytes, want {}", r[0].ContentLength)
+	}
+}

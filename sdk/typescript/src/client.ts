@@ -193,7 +193,7 @@ export class BaseClient {
           throw err;
         }
         failure = err;
-        wait = err.code === "idempotency_in_progress" ? 1000 : (err.retryAfterMs ?? this.#backoff(attempt));
+        wait = err.code === "idempotency_in_progress" ? 1000 : err.retryAfterMs || this.#backoff(attempt);
       }
       if (attempt >= this.#maxRetries) {
         throw failure;
