@@ -26,8 +26,11 @@ import (
 // link to an operation of the old one-page reference still lands.
 type quickstart struct {
 	Base, Curl, Go, TypeScript string
-	Tags                       []refTag
-	Query                      string
+	// Key fills the examples in: a new test key, on the page that shows
+	// it once; "" on /docs.
+	Key   string
+	Tags  []refTag
+	Query string
 }
 
 // newQuickstart reads the month's three versions.
@@ -191,11 +194,17 @@ func clip(s string) string {
 // examples.
 func (s *site) handleQuickstart(w http.ResponseWriter, r *http.Request, v *visit) error {
 	q := s.docs.quickstart
-	q.Base = s.publicURL
-	if q.Base == "" {
-		q.Base = "http://127.0.0.1:8080" // serve's own default
-	}
+	q.Base = s.quickstartBase()
 	return s.render(w, r, http.StatusOK, "docs_quickstart", page{Area: v.area, Wide: true, Data: q})
+}
+
+// quickstartBase is the service's address in the examples: its public
+// URL, or serve's default.
+func (s *site) quickstartBase() string {
+	if s.publicURL == "" {
+		return "http://127.0.0.1:8080"
+	}
+	return s.publicURL
 }
 
 // handleResource is one resource's page of the reference.

@@ -93,6 +93,8 @@ type keySecret struct {
 	// Old is the key a rotation replaced, with its new end.
 	Old       *keyRow
 	PublicURL string
+	// Quickstart is the docs' month with a new test key filled in.
+	Quickstart *quickstart
 }
 
 // newSecret mints a key of the mode (rental.MintKey) under the server
@@ -179,6 +181,11 @@ func (s *site) handleKeySecret(w http.ResponseWriter, r *http.Request, v *visit)
 		return s.render(w, r, http.StatusGone, "keysecret", portalPage(p, ks))
 	}
 	ks.Secret = shown.Secret
+	if k.Mode == rental.ModeTest {
+		q := s.docs.quickstart
+		q.Base, q.Key = s.quickstartBase(), shown.Secret
+		ks.Quickstart = &q
+	}
 	if k.RotatedFrom != "" {
 		old, err := s.db.Read().GetAPIKey(r.Context(), app.ID, k.RotatedFrom)
 		if err != nil {

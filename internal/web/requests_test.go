@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -172,4 +173,30 @@ func TestPortalRequests(t *testing.T) {
 			t.Errorf("purge: %d, %v", n, err)
 		}
 	})
+}
+
+// The page that shows a new test key, once, has the quickstart's month
+// with that key and the service's address filled in; a later look shows
+// neither the key nor the filled-in month.
+func TestQuickstartWithTheNewKey(t *testing.T) {
+	t.Parallel()
+	p := newPortal(t, storetest.SQLite(t))
+	b := p.developer("quickstart@example.com")
+	f := url.Values{"name": {"Dorm Books"}, "company": {"Baan Soft"}, "scope": {"bills:read", "bills:write"}}
+	pg := b.post("/portal/apps/new", f)
+	shown := b.get(pg.location)
+	key := secretText.FindStringSubmatch(shown.body)
+	if key == nil {
+		t.Fatalf("no key shown:\n%s", shown.body)
+	}
+	for _, want := range []string{`id="quickstart"`, "BASE=" + p.base + "\nKEY=" + key[1], "RENTAPI_KEY=" + key[1] + " RENTAPI_BASE_URL=" + p.base,
+		"/v1/meter-readings", "c.CreateBill(ctx, &amp;rentapi.BillCreate{", "client.createBill("} {
+		if !strings.Contains(shown.body, want) {
+			t.Errorf("the new key's page does not show %q", want)
+		}
+	}
+	again := b.get(pg.location)
+	if again.status != http.StatusGone || strings.Contains(again.body, key[1]) || strings.Contains(again.body, `id="quickstart"`) {
+		t.Errorf("a second look: %d, the key or the quickstart still there", again.status)
+	}
 }
