@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"rentapi/internal/api"
 	"rentapi/internal/chat"
@@ -94,8 +95,11 @@ func TestSlipThroughLINE(t *testing.T) {
 			t.Fatalf("no push to the tenant says %q: %s", want, msgs)
 		}
 
-		// Paid to someone else: filed, rejected by the job, answered.
-		prov.Set(sliptest.Settings{Mode: sliptest.WrongReceiver})
+		// Paid to someone else: filed, rejected by the job, answered. The
+		// provider answers after 2 s, so that the slip is still pending when
+		// the webhook has answered and the list is read, unless the webhook
+		// verified it itself (the job runs beside the test).
+		prov.Set(sliptest.Settings{Mode: sliptest.WrongReceiver, Delay: 2 * time.Second})
 		line.setContent("m1", slipJPEG(1))
 		if r := send(user, "m1", "ev_first"); !strings.Contains(r, "Slip received") {
 			t.Fatalf("reply %s", r)
@@ -111,6 +115,7 @@ func TestSlipThroughLINE(t *testing.T) {
 		if sl["source"] != rental.SlipFromLINE || sl["status"] != rental.SlipPending {
 			t.Fatalf("slip %v", sl)
 		}
+		prov.Set(sliptest.Settings{Mode: sliptest.WrongReceiver, Delay: time.Nanosecond})
 		if d := settleSlip(t, h, p.key, sl["id"].(string)); d["rejection_reason"] != rental.RejectReceiver {
 			t.Fatalf("slip %v", d)
 		}
