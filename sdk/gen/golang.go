@@ -12,25 +12,11 @@ import (
 // goGen writes the Go SDK's api.go: a type per object and enum of the
 // document, a parameter type per operation with query parameters, and a
 // method per operation.
-type goGen struct {
-	d *doc
-	// chunks are the declarations in the order written; an inline type
-	// follows the type it is part of.
-	chunks []string
-	// done holds the names of the types written.
-	done map[string]bool
-	// inputs are the components a request body reaches: their optional
-	// fields can be left out, and those that may be null can also be set
-	// to null, which Nullable tells apart.
-	inputs map[string]bool
-	// enums maps an enum's values to the first type written for them, so
-	// a query parameter takes the type of the field it filters on.
-	enums map[string]string
-}
+type goGen struct{ emitter }
 
 // goFile returns the Go SDK's generated file.
 func goFile(d *doc) ([]byte, error) {
-	g := &goGen{d: d, done: map[string]bool{}, inputs: d.inputs(), enums: map[string]string{}}
+	g := &goGen{newEmitter(d)}
 	for _, name := range d.typeNames() {
 		g.typ(&schema{Ref: "#/components/schemas/" + name}, "", false)
 	}

@@ -356,3 +356,22 @@ func isNull(s *schema) bool { return slices.Equal(s.Type, types{"null"}) }
 // there and refuses a bad one in its own result; a program sends create
 // bodies.
 var itemTypes = map[string]string{"MeterReadingBatchCreateReadings": "MeterReadingCreate"}
+
+// emitter is what both SDKs' writers keep while they write a file.
+type emitter struct {
+	d *doc
+	// chunks are the declarations in the order written; an inline type
+	// follows the type it is part of.
+	chunks []string
+	// done holds the names of the types written.
+	done map[string]bool
+	// inputs are the components a request body reaches (doc.inputs).
+	inputs map[string]bool
+	// enums maps an enum's values to the first type written for them, so
+	// a query parameter takes the type of the field it filters on.
+	enums map[string]string
+}
+
+func newEmitter(d *doc) emitter {
+	return emitter{d: d, done: map[string]bool{}, inputs: d.inputs(), enums: map[string]string{}}
+}

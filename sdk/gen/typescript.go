@@ -11,17 +11,11 @@ import (
 // enum of the document (fields keep the API's snake_case names, as the
 // JSON has them), a parameter type per operation with query parameters,
 // and the Client class with a method per operation.
-type tsGen struct {
-	d      *doc
-	chunks []string
-	done   map[string]bool
-	inputs map[string]bool
-	enums  map[string]string
-}
+type tsGen struct{ emitter }
 
 // tsFile returns the TypeScript SDK's generated file.
 func tsFile(d *doc) ([]byte, error) {
-	g := &tsGen{d: d, done: map[string]bool{}, inputs: d.inputs(), enums: map[string]string{}}
+	g := &tsGen{newEmitter(d)}
 	for _, name := range d.typeNames() {
 		g.typ(&schema{Ref: "#/components/schemas/" + name}, "", false)
 	}
