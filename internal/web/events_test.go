@@ -126,6 +126,9 @@ func TestPortalEvents(t *testing.T) {
 				t.Errorf("a resend to %v: %d, want 404", bad, p.status)
 			}
 		}
+		if p := dev.do("POST", page+"/"+evID[1]+"/send", url.Values{"endpoint_id": {bills.ID}}, "https://evil.example"); p.status != http.StatusForbidden {
+			t.Errorf("a cross-site resend: %d, want 403", p.status)
+		}
 		if p := dev.post(page+"/evt_doesnotexist/send", url.Values{"endpoint_id": {bills.ID}}); p.status != http.StatusNotFound {
 			t.Errorf("a resend of a missing event: %d", p.status)
 		}
