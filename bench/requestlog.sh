@@ -20,7 +20,7 @@ for ((i = 1; i <= runs; i++)); do
 	order="log nolog"
 	((i % 2)) || order="nolog log"
 	for side in $order; do
-		/tmp/rentapi-api.test -test.run '^$' -test.bench "RequestLog/$engine/$side\$" -test.count 1 -test.benchtime 3s | grep -E '^BenchmarkRequestLog' | tee -a "$out"
+		/tmp/rentapi-api.test -test.run '^$' -test.bench "RequestLog/^$engine\$/^$side\$" -test.count 1 -test.benchtime 3s | grep -E '^BenchmarkRequestLog' | tee -a "$out"
 	done
 done
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -96,51 +95,11 @@ func (tx *Tx) flush(ctx context.Context) error {
 // inserts are the statements that insert the events and deliveries
 // recorded so far, which they take out of the transaction's lists.
 func (tx *Tx) inserts() []database.Stmt {
-	s := insertRows(`INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, "store: record events", tx.events)
-	s = append(s, insertRows(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at) VALUES `, "store: create deliveries", tx.deliveries)...)
+	s := database.InsertRows(`INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, "store: record events", tx.events)
+	s = append(s, database.InsertRows(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at) VALUES `, "store: create deliveries", tx.deliveries)...)
 	tx.events, tx.deliveries = tx.events[:0], tx.deliveries[:0]
 	return s
 }
-
-// insertRows are the statements of insert (ending in VALUES) over rows of
-// equal length, in statements of 64, 32, ..., 1 rows: a few texts to
-// prepare once per connection, not one for every count. A statement
-// takes at most maxInsertArgs values: SQLite's driver looks each
-// parameter's name up among all of the statement's, so a statement's
-// binding costs the square of its count.
-func insertRows(insert, what string, rows [][]any) []database.Stmt {
-	var out []database.Stmt
-	for len(rows) > 0 {
-		n := 64
-		for n > len(rows) || n > 1 && n*len(rows[0]) > maxInsertArgs {
-			n /= 2
-		}
-		part := rows[:n]
-		rows = rows[n:]
-		var q strings.Builder
-		q.WriteString(insert)
-		args := make([]any, 0, n*len(part[0]))
-		for i, r := range part {
-			if i > 0 {
-				q.WriteString(", ")
-			}
-			q.WriteByte('(')
-			for j := range r {
-				if j > 0 {
-					q.WriteString(", ")
-				}
-				q.WriteString("$" + strconv.Itoa(len(args)+j+1))
-			}
-			q.WriteByte(')')
-			args = append(args, r...)
-		}
-		out = append(out, database.Stmt{SQL: q.String(), Args: args, What: what})
-	}
-	return out
-}
-
-// maxInsertArgs bounds the values of one statement of insertRows.
-const maxInsertArgs = 256
 
 // CountEvents counts the landlord's events of a type, for tests and checks
 // of exactly-once.

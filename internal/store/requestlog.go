@@ -52,29 +52,21 @@ type RequestPosition struct {
 	ID  string
 }
 
-// LogRequests writes requests to the log in one transaction, several to
-// a statement (insertRows).
+// LogRequests writes requests to the log at once (database.DB.Append:
+// one COPY on PostgreSQL).
 func (db *DB) LogRequests(ctx context.Context, reqs []LoggedRequest) error {
 	rows := make([][]any, len(reqs))
 	for i, r := range reqs {
-		rows[i] = []any{r.ID, r.Seq, r.ApplicationID, r.Mode, r.AccountID, r.Method, r.Path, r.Status, r.Code,
+		rows[i] = []any{r.ID, r.Seq, r.ApplicationID, r.Mode, r.AccountID, r.Method, r.Path, int64(r.Status), r.Code,
 			r.Latency.Microseconds(), r.KeyLast4, ms(r.At)}
 	}
-	tx, err := db.WritePool().BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("store: log requests: %w", err)
-	}
-	defer tx.Rollback()
-	for _, st := range insertRows(`INSERT INTO request_log (id, seq, application_id, mode, account_id, method, path, status, code, latency_us, key_last4, created_at) VALUES `, "store: log requests", rows) {
-		if _, err := tx.ExecContext(ctx, st.SQL, st.Args...); err != nil {
-			return fmt.Errorf("%s: %w", st.What, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
+	if err := db.Append(ctx, "request_log", requestLogColumns, rows); err != nil {
 		return fmt.Errorf("store: log requests: %w", err)
 	}
 	return nil
 }
+
+var requestLogColumns = []string{"id", "seq", "application_id", "mode", "account_id", "method", "path", "status", "code", "latency_us", "key_last4", "created_at"}
 
 // ListRequests returns a page of an application's requests of the last
 // RequestRetention, newest first, and whether older ones follow.
