@@ -184,7 +184,14 @@ func run(c *client, rooms, conns, pid int, month string) error {
 	if err != nil {
 		return err
 	}
+	var batchWall time.Duration
+	defer func() {
+		if batchWall > 0 {
+			fmt.Printf("%-28s wall %8.3f s of it the batch\n", "", batchWall.Seconds())
+		}
+	}()
 	return measured(c, pid, "(b) one batch + one bill run", func() error {
+		t0 := time.Now()
 		batch := make([]map[string]any, rooms)
 		for i, r := range bRooms {
 			batch[i] = reading(r, month, i)
@@ -198,6 +205,7 @@ func run(c *client, rooms, conns, pid int, month string) error {
 				return fmt.Errorf("batch item %d: %d", i, it.Status)
 			}
 		}
+		batchWall = time.Since(t0)
 		var run struct{ Created []string }
 		if err := c.do("POST", "/v1/properties/"+bProp+"/bills", map[string]any{"month": month}, http.StatusOK, &run); err != nil {
 			return err

@@ -14,7 +14,7 @@ import (
 // written in batches that nothing else in the transaction depends on. On
 // PostgreSQL the rows travel as one COPY, which the server takes for a
 // fraction of what it spends parsing and planning multi-row INSERTs; on
-// SQLite they go as INSERTs of several rows each (InsertRows).
+// SQLite they go as INSERTs of several rows each (Tx.InsertRows).
 func (db *DB) Append(ctx context.Context, table string, columns []string, rows [][]any) error {
 	if len(rows) == 0 {
 		return nil
@@ -39,7 +39,7 @@ func (db *DB) Append(ctx context.Context, table string, columns []string, rows [
 	}
 	defer tx.Rollback()
 	insert := "INSERT INTO " + table + " (" + strings.Join(columns, ", ") + ") VALUES "
-	for _, st := range InsertRows(insert, "database: append to "+table, rows) {
+	for _, st := range insertRows(insert, "database: append to "+table, rows, true) {
 		if _, err := tx.ExecContext(ctx, st.SQL, st.Args...); err != nil {
 			return fmt.Errorf("%s: %w", st.What, err)
 		}
@@ -50,20 +50,28 @@ func (db *DB) Append(ctx context.Context, table string, columns []string, rows [
 	return nil
 }
 
-// MaxInsertArgs bounds the values of one statement of InsertRows.
-const MaxInsertArgs = 256
+// InsertRows are the statements of insert (ending in VALUES) over rows of
+// equal length, in statements of 64, 32, ..., 1 rows: a few texts to
+// prepare once per connection, not one for every count.
+//
+// On SQLite the values are anonymous (?), bound by position. SQLite
+// names a numbered parameter ($1) and its driver looks each one's name up
+// among all of the statement's, so numbered, a statement's binding costs
+// the square of its count: numbered statements (PostgreSQL's) take at most
+// maxNumberedArgs values.
+func (tx *Tx) InsertRows(insert, what string, rows [][]any) []Stmt {
+	return insertRows(insert, what, rows, tx.pg == nil)
+}
 
-// InsertRows are the statements of insert (ending in VALUES) over rows of equal
-// length, in statements of 64, 32, ..., 1 rows: a few texts to prepare
-// once per connection, not one for every count. A statement takes at
-// most MaxInsertArgs values: SQLite's driver looks each parameter's name
-// up among all of the statement's, so a statement's binding costs the
-// square of its count.
-func InsertRows(insert, what string, rows [][]any) []Stmt {
+// maxNumberedArgs bounds the values of a statement of InsertRows whose
+// parameters are numbered.
+const maxNumberedArgs = 256
+
+func insertRows(insert, what string, rows [][]any, anonymous bool) []Stmt {
 	var out []Stmt
 	for len(rows) > 0 {
 		n := 64
-		for n > len(rows) || n > 1 && n*len(rows[0]) > MaxInsertArgs {
+		for n > len(rows) || !anonymous && n > 1 && n*len(rows[0]) > maxNumberedArgs {
 			n /= 2
 		}
 		part := rows[:n]
@@ -80,7 +88,11 @@ func InsertRows(insert, what string, rows [][]any) []Stmt {
 				if j > 0 {
 					q.WriteString(", ")
 				}
-				q.WriteString("$" + strconv.Itoa(len(args)+j+1))
+				if anonymous {
+					q.WriteByte('?')
+				} else {
+					q.WriteString("$" + strconv.Itoa(len(args)+j+1))
+				}
 			}
 			q.WriteByte(')')
 			args = append(args, r...)

@@ -584,6 +584,7 @@ func TestPrivateFile(t *testing.T) {
 // Append writes every row in one go (COPY on PostgreSQL, several INSERTs
 // on SQLite), or none of them.
 func TestAppend(t *testing.T) {
+	t.Parallel()
 	each(t, database.Options{}, func(t *testing.T, b *bundle) {
 		rows := make([][]any, 1000)
 		for i := range rows {
@@ -609,6 +610,41 @@ func TestAppend(t *testing.T) {
 		}
 		if got := b.count(t); got != 1000 {
 			t.Fatalf("after a refused batch: %d things, want 1000", got)
+		}
+	})
+}
+
+// InsertRows makes statements of 64, 32, ... rows that insert every row
+// with its own values, on either engine's placeholders.
+func TestInsertRows(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		rows := make([][]any, 130)
+		for i := range rows {
+			rows[i] = []any{"t" + strconv.Itoa(i), int64(i)}
+		}
+		stmts := tx.InsertRows(`INSERT INTO things (id, n) VALUES `, "test: insert things", rows)
+		if len(stmts) != 3 || len(stmts[0].Args) != 128 || len(stmts[2].Args) != 4 {
+			t.Fatalf("%d statements; want 64, 64 and 2 rows", len(stmts))
+		}
+		if err := tx.ExecAll(ctx, stmts); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		var n, sum int64
+		if err := b.db.Reader().QueryRowContext(ctx, `SELECT count(*), sum(n) FROM things WHERE n = CAST(substr(id, 2) AS INTEGER)`).Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if n != 130 || sum != 129*130/2 {
+			t.Fatalf("%d rows with their own values (sum %d); want 130", n, sum)
 		}
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -274,7 +273,7 @@ func (tx *Tx) insertBills(ctx context.Context, acct *rental.Account, bills []ren
 			e.Usage, e.Rate, e.Amount, w.Usage, w.Rate, w.Amount, w.Billing, w.Occupants, b.Total, b.DueDate, nullTime(b.IssuedAt),
 			ms(b.CreatedAt.Time), ms(b.UpdatedAt.Time), lines, encodeLateFee(b.LateFee), b.LateFeeAmount(), lateFeeNext(&b)}
 	}
-	stmts := database.InsertRows(`INSERT INTO bills (id, landlord_id, property_id, room_id, tenant_id, reading_id, month, status, rent,
+	stmts := tx.InsertRows(`INSERT INTO bills (id, landlord_id, property_id, room_id, tenant_id, reading_id, month, status, rent,
 			e_usage, e_rate, e_amount, w_usage, w_rate, w_amount, w_billing, occupants, total, due_date, issued_at, created_at, updated_at, lines,
 			late_fee, late_fee_amount, late_fee_next)
 		VALUES `, "store: create bills", rows)

@@ -95,8 +95,8 @@ func (tx *Tx) flush(ctx context.Context) error {
 // inserts are the statements that insert the events and deliveries
 // recorded so far, which they take out of the transaction's lists.
 func (tx *Tx) inserts() []database.Stmt {
-	s := database.InsertRows(`INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, "store: record events", tx.events)
-	s = append(s, database.InsertRows(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at) VALUES `, "store: create deliveries", tx.deliveries)...)
+	s := tx.InsertRows(`INSERT INTO events (id, landlord_id, mode, type, data, created_at, application_id) VALUES `, "store: record events", tx.events)
+	s = append(s, tx.InsertRows(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, body, status, next_attempt_at, created_at, updated_at) VALUES `, "store: create deliveries", tx.deliveries)...)
 	tx.events, tx.deliveries = tx.events[:0], tx.deliveries[:0]
 	return s
 }

@@ -192,7 +192,7 @@ func (tx *Tx) AccrueLateFees(ctx context.Context, landlordID, day string) (chang
 // lateFeeUpdates are the statements that write rows of bills' late fees
 // (id, lines, total, late_fee_next, late_fee_amount, and the
 // late_fee_amount the bill was read with), 64, 32, ..., 1 rows a
-// statement (a few texts to prepare, as database.InsertRows): each row changes its
+// statement (a few texts to prepare, as Tx.InsertRows): each row changes its
 // bill only if the bill is the landlord's, unpaid and still charged what
 // it was read with; updated_at moves for a bill whose charge changed.
 // rows reads the IDs of the bills written. (The CAST in the condition

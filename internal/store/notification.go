@@ -10,7 +10,6 @@ import (
 
 	"github.com/riverqueue/river"
 
-	"rentapi/internal/database"
 	"rentapi/internal/rental"
 )
 
@@ -234,7 +233,7 @@ func (tx *Tx) queueBillNotices(ctx context.Context, acct *rental.Account, typ, t
 			jobs[i].InsertOpts = &river.InsertOpts{ScheduledAt: at[i].Add(-tx.offset)}
 		}
 	}
-	err = tx.ExecAll(ctx, database.InsertRows(`INSERT INTO notifications (id, landlord_id, tenant_id, bill_id, type, notice, status, retry_key,
+	err = tx.ExecAll(ctx, tx.InsertRows(`INSERT INTO notifications (id, landlord_id, tenant_id, bill_id, type, notice, status, retry_key,
 		created_at, updated_at, send_at, triggered_by, reminder_day) VALUES `, "store: queue notices", rows))
 	if err != nil {
 		return 0, err
@@ -300,7 +299,7 @@ func (tx *Tx) noticeLinks(ctx context.Context, acct *rental.Account, typ string,
 			made = append(made, []any{id, acct.LandlordID, bill, linkTokenHash(p.Token), sealed, true, ms(tx.Now), ms(tx.Now)})
 			urls[bill] = p.URL
 		}
-		err = tx.ExecAll(ctx, database.InsertRows(`INSERT INTO payment_links (id, landlord_id, bill_id, token_hash, url_sealed, active, created_at, updated_at) VALUES `,
+		err = tx.ExecAll(ctx, tx.InsertRows(`INSERT INTO payment_links (id, landlord_id, bill_id, token_hash, url_sealed, active, created_at, updated_at) VALUES `,
 			"store: create payment links", made))
 		if err != nil {
 			return nil, err

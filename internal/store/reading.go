@@ -219,7 +219,7 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 			return nil, err
 		}
 	}
-	for _, s := range database.InsertRows(`INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month, e_previous, e_current, e_rollover, e_rate,
+	for _, s := range tx.InsertRows(`INSERT INTO meter_readings (id, landlord_id, property_id, room_id, month, e_previous, e_current, e_rollover, e_rate,
 			w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, flags, created_at, updated_at) VALUES `, "store: create readings", rows) {
 		// Only a writer ignoring the landlord's lock could have made one
 		// of these months meanwhile: the one reading of a single post is
