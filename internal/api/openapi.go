@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -31,7 +32,11 @@ type document struct {
 // so the reference and the contract cannot differ.
 func Document() []byte { return slices.Clone(openapiYAML) }
 
-func loadDocument() (*document, error) {
+// loadDocument derives the document's forms from the embedded YAML, once
+// per process: the result is a function of bytes compiled into the
+// binary, read-only once made, and parsing it again for every server
+// (tests make hundreds) was most of a new server's cost.
+var loadDocument = sync.OnceValues(func() (*document, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(openapiYAML, &root); err != nil {
 		return nil, fmt.Errorf("api: openapi.yaml: %w", err)
@@ -41,7 +46,7 @@ func loadDocument() (*document, error) {
 		return nil, fmt.Errorf("api: openapi.yaml: %w", err)
 	}
 	return &document{yaml: openapiYAML, json: buf.Bytes()}, nil
-}
+})
 
 // WriteJSON writes a YAML node as JSON, keeping the order of mapping keys
 // (the document reads top-down: info, paths, components): the one
