@@ -100,3 +100,38 @@ func ParseRequestQuery(mode, status, path, requestID string) (RequestQuery, erro
 	q.RequestID = requestID
 	return q, nil
 }
+
+// RequestPosition is a row's place in the Requests page's order (newest
+// first): its time in milliseconds, its place among its process's
+// requests of that instant, and its request ID.
+type RequestPosition struct {
+	At  int64
+	Seq int64
+	ID  string
+}
+
+// ParseRequestPosition reads the Requests page's "older" link,
+// "<ms>.<seq>_<id>" (ParsePosition's form, its ID the sequence number and
+// the request's ID); anything else is no page.
+func ParseRequestPosition(s string) (RequestPosition, error) {
+	at, rest, err := ParsePosition("older", s)
+	if err != nil {
+		return RequestPosition{}, err
+	}
+	seq, id, _ := strings.Cut(rest, "_")
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if err != nil || id == "" {
+		return RequestPosition{}, Invalid("older", "The page asked for does not exist.")
+	}
+	return RequestPosition{At: at, Seq: n, ID: id}, nil
+}
+
+// ParseSearch reads a search of the docs: trimmed, at most 100
+// characters of text.
+func ParseSearch(q string) (string, error) {
+	q = strings.TrimSpace(q)
+	if utf8.RuneCountInString(q) > 100 || !utf8.ValidString(q) {
+		return "", Invalid("q", "A search is at most 100 characters of text.")
+	}
+	return q, nil
+}

@@ -2,6 +2,7 @@ package rental
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +110,63 @@ func TestBusy(t *testing.T) {
 	}
 	if a == b {
 		t.Error("Busy returns one shared value")
+	}
+}
+
+// The Requests page's "older" is "<ms>.<seq>_<id>"; anything else is no
+// page.
+func TestParseRequestPosition(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in   string
+		want RequestPosition
+		good bool
+	}{
+		{"1767225600000.1795000000000001_req_abc", RequestPosition{1767225600000, 1795000000000001, "req_abc"}, true},
+		{"0.0_x", RequestPosition{0, 0, "x"}, true},
+		{"", RequestPosition{}, false},
+		{"1767225600000.req_abc", RequestPosition{}, false},
+		{"1767225600000.12_", RequestPosition{}, false},
+		{"1767225600000.12", RequestPosition{}, false},
+		{"1767225600000.x12_req_abc", RequestPosition{}, false},
+		{"-1.12_req_abc", RequestPosition{}, false},
+	}
+	for _, c := range cases {
+		got, err := ParseRequestPosition(c.in)
+		if !c.good {
+			if e, ok := AsError(err); !ok || e.Kind != KindInvalid || e.Param != "older" {
+				t.Errorf("%q: %+v %v, want invalid older", c.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q: %+v %v, want %+v", c.in, got, err, c.want)
+		}
+	}
+}
+
+// A docs search is trimmed text of at most 100 characters.
+func TestParseSearch(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in, want string
+		good     bool
+	}{
+		{"  bills ", "bills", true},
+		{"", "", true},
+		{strings.Repeat("บ", 100), strings.Repeat("บ", 100), true},
+		{strings.Repeat("บ", 101), "", false},
+		{"bad \xff", "", false},
+	} {
+		got, err := ParseSearch(c.in)
+		if !c.good {
+			if e, ok := AsError(err); !ok || e.Kind != KindInvalid || e.Param != "q" {
+				t.Errorf("%q: %q %v, want invalid q", c.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q: %q %v, want %q", c.in, got, err, c.want)
+		}
 	}
 }

@@ -219,9 +219,9 @@ func (s *site) handleResource(w http.ResponseWriter, r *http.Request, v *visit) 
 
 // handleSearch is /docs/search?q=: at most 100 characters.
 func (s *site) handleSearch(w http.ResponseWriter, r *http.Request, v *visit) error {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	if utf8.RuneCountInString(q) > 100 || !utf8.ValidString(q) {
-		return rental.Invalid("q", "A search is at most 100 characters of text.")
+	q, err := rental.ParseSearch(r.URL.Query().Get("q"))
+	if err != nil {
+		return err
 	}
 	res, more := search(s.docs.index, q)
 	return s.render(w, r, http.StatusOK, "docs_search", page{Area: v.area, Wide: true, Data: searchPage{Query: q, Results: res, More: more}})

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"rentapi/internal/rental"
@@ -48,18 +47,11 @@ func (s *site) handleRequests(w http.ResponseWriter, r *http.Request, v *visit) 
 	}
 	filter := store.RequestFilter{Mode: string(f.Mode), StatusClass: f.StatusClass, PathPrefix: f.PathPrefix, RequestID: f.RequestID}
 	if q.Has("older") {
-		// "<ms>.<seq>_<id>": ParsePosition's form, its ID the sequence
-		// number and the request's ID.
-		at, rest, err := rental.ParsePosition("older", q.Get("older"))
-		seq, id, _ := strings.Cut(rest, "_")
-		n, nerr := strconv.ParseInt(seq, 10, 64)
-		if err == nil && (nerr != nil || id == "") {
-			err = rental.Invalid("older", "The page asked for does not exist.")
-		}
+		p, err := rental.ParseRequestPosition(q.Get("older"))
 		if err != nil {
 			return err
 		}
-		filter.Before = &store.RequestPosition{At: time.UnixMilli(at), Seq: n, ID: id}
+		filter.Before = &store.RequestPosition{At: time.UnixMilli(p.At), Seq: p.Seq, ID: p.ID}
 	}
 	list, more, err := s.db.Read().ListRequests(r.Context(), v.app.ID, filter, requestsPerPage, s.now())
 	if err != nil {
