@@ -586,10 +586,7 @@ func TestPrivateFile(t *testing.T) {
 func TestAppend(t *testing.T) {
 	t.Parallel()
 	each(t, database.Options{}, func(t *testing.T, b *bundle) {
-		rows := make([][]any, 1000)
-		for i := range rows {
-			rows[i] = []any{"t" + strconv.Itoa(i), int64(i)}
-		}
+		rows := thingRows(1000)
 		if err := b.db.Append(t.Context(), "things", []string{"id", "n"}, rows); err != nil {
 			t.Fatal(err)
 		}
@@ -625,10 +622,7 @@ func TestInsertRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tx.Rollback()
-		rows := make([][]any, 130)
-		for i := range rows {
-			rows[i] = []any{"t" + strconv.Itoa(i), int64(i)}
-		}
+		rows := thingRows(130)
 		stmts := tx.InsertRows(`INSERT INTO things (id, n) VALUES `, "test: insert things", rows)
 		if len(stmts) != 3 || len(stmts[0].Args) != 128 || len(stmts[2].Args) != 4 {
 			t.Fatalf("%d statements; want 64, 64 and 2 rows", len(stmts))
@@ -647,4 +641,13 @@ func TestInsertRows(t *testing.T) {
 			t.Fatalf("%d rows with their own values (sum %d); want 130", n, sum)
 		}
 	})
+}
+
+// thingRows are n rows of things: ("t<i>", i).
+func thingRows(n int) [][]any {
+	rows := make([][]any, n)
+	for i := range rows {
+		rows[i] = []any{"t" + strconv.Itoa(i), int64(i)}
+	}
+	return rows
 }
