@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -167,15 +165,7 @@ func shoot(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
 	for _, size := range screens {
 		fitScreen(ctx, t, name, size)
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%dx%d.png", name, size.w, size.h))
-		if err := os.WriteFile(out, shot, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", out)
+		photograph(ctx, t, fmt.Sprintf("%s-%dx%d.png", name, size.w, size.h), true)
 	}
 }
 
@@ -188,6 +178,9 @@ func shootWindow(ctx context.Context, t *testing.T, name string) {
 	for _, size := range screens {
 		fitScreen(ctx, t, name, size)
 		for _, place := range []string{"top", "end"} {
+			if !photosKept() {
+				break
+			}
 			scroll := `window.scrollTo(0, 0); true`
 			if place == "end" {
 				scroll = `window.scrollTo(0, document.documentElement.scrollHeight); true`
@@ -195,15 +188,7 @@ func shootWindow(ctx context.Context, t *testing.T, name string) {
 			if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](scroll)); err != nil {
 				t.Fatal(err)
 			}
-			shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
-			out := filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%s-%dx%d.png", name, place, size.w, size.h))
-			if err := os.WriteFile(out, shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("screenshot: %s", out)
+			photograph(ctx, t, fmt.Sprintf("%s-%s-%dx%d.png", name, place, size.w, size.h), false)
 		}
 	}
 }

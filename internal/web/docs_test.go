@@ -585,6 +585,9 @@ func shootPlaces(ctx context.Context, t *testing.T, name string, places []string
 	for _, size := range screens {
 		fitScreen(ctx, t, name, size)
 		for _, place := range places {
+			if !photosKept() {
+				break
+			}
 			scroll := `window.scrollTo(0, 0)`
 			if place != "" {
 				scroll = `document.querySelector(` + strconv.Quote(place) + `).scrollIntoView()`
@@ -592,19 +595,11 @@ func shootPlaces(ctx context.Context, t *testing.T, name string, places []string
 			if _, err := chromedp.Run(ctx, chromedp.Evaluate[any](scroll+`; true`)); err != nil {
 				t.Fatal(err)
 			}
-			shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
-			if err != nil {
-				t.Fatal(err)
-			}
 			label := strings.TrimPrefix(place, "#")
 			if label == "" {
 				label = "top"
 			}
-			out := filepath.Join(t.ArtifactDir(), fmt.Sprintf("%s-%s-%dx%d.png", name, label, size.w, size.h))
-			if err := os.WriteFile(out, shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("screenshot: %s", out)
+			photograph(ctx, t, fmt.Sprintf("%s-%s-%dx%d.png", name, label, size.w, size.h), false)
 		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -123,15 +121,7 @@ func TestPortalInChromium(t *testing.T) {
 			t.Errorf("%s at %d px: wider than the window: %s (%v)", name, width, over, err)
 		}
 		accessible(ctx, t, name, width)
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(t.ArtifactDir(), fmt.Sprintf("portal-%s-%dx%d.png", name, width, height))
-		if err := os.WriteFile(out, shot, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", out)
+		photograph(ctx, t, fmt.Sprintf("portal-%s-%dx%d.png", name, width, height), true)
 	}
 	for _, size := range [][2]int64{{390, 844}, {1280, 800}} {
 		w, h := size[0], size[1]

@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -150,8 +148,9 @@ func post(t *testing.T, base, key, path, body string) {
 	}
 }
 
-// ShotsEnv names a directory the receipt's screenshots and print PDFs are
-// copied to, to look at (they also go to the test's artifacts).
+// ShotsEnv names a directory the browser tests' screenshots and the
+// receipt's print PDFs are copied to, to look at (they also go to the
+// test's artifacts); set, the screenshots are taken without -artifacts.
 const ShotsEnv = "RENTAPI_TEST_SHOTS"
 
 // A sample receipt in Chromium: it fits a phone and a laptop with its
@@ -167,25 +166,9 @@ func TestReceiptInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	shoot(ctx, t, "receipt")
-	keep := func(name string, b []byte) {
-		t.Helper()
-		dirs := []string{t.ArtifactDir()}
-		if d := os.Getenv(ShotsEnv); d != "" {
-			dirs = append(dirs, d)
-		}
-		for _, d := range dirs {
-			if err := os.WriteFile(filepath.Join(d, name), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 	for _, size := range screens {
 		setScreen(ctx, t, size)
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		keep(fmt.Sprintf("receipt-%d.png", size.w), shot)
+		photograph(ctx, t, fmt.Sprintf("receipt-%d.png", size.w), true)
 	}
 	for _, paper := range []struct {
 		name string
@@ -199,7 +182,7 @@ func TestReceiptInChromium(t *testing.T) {
 		if pages := len(pdfPage.FindAll(pdf, -1)); pages != 1 {
 			t.Errorf("%s: the receipt prints on %d pages", paper.name, pages)
 		}
-		keep("receipt-"+paper.name+".pdf", pdf)
+		keepFile(t, "receipt-"+paper.name+".pdf", pdf)
 	}
 	// On paper: an A5 sheet's width inside the page's margins (148 mm −
 	// 2 × 12 mm, at 96 px an inch), to look at.
@@ -207,11 +190,7 @@ func TestReceiptInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	setScreen(ctx, t, screen{w: 469, h: 703})
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	keep("receipt-print-a5.png", shot)
+	photograph(ctx, t, "receipt-print-a5.png", true)
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("p.noprint")).display`))
 	if err != nil || shown != "none" {
 		t.Errorf("the hint to print is printed: %q (%v)", shown, err)

@@ -245,20 +245,6 @@ func shootSlip(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
 	for _, size := range screens {
 		fitScreen(ctx, t, name, size)
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		dirs := []string{t.ArtifactDir()}
-		if d := os.Getenv(ShotsEnv); d != "" {
-			dirs = append(dirs, d)
-		}
-		for _, d := range dirs {
-			out := filepath.Join(d, fmt.Sprintf("%s-%dx%d.png", name, size.w, size.h))
-			if err := os.WriteFile(out, shot, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("screenshot: %s", out)
-		}
+		photograph(ctx, t, fmt.Sprintf("%s-%dx%d.png", name, size.w, size.h), true)
 	}
 }

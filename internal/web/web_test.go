@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,20 +48,102 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// browse starts a headless Chromium at path with a window of the size; it
-// closes with the test. timeout is the test's own budget, and a guard
-// against a hung browser rather than a timing assertion: on a loaded
-// machine (CI runs every package's tests side by side under the race
-// detector) rendering runs several times slower, so the guard is never
-// under browseFloor.
+// browse opens a tab at path's Chromium with a window of the size, in a
+// browser context of its own (cookies and storage as apart as in another
+// browser); it closes with the test. timeout is the test's own budget, and
+// a guard against a hung browser rather than a timing assertion: on a
+// loaded machine (CI runs every package's tests side by side under the
+// race detector) rendering runs several times slower, so the guard is
+// never under browseFloor.
 func browse(t *testing.T, path string, width, height int, timeout time.Duration) context.Context {
 	timeout = max(timeout, browseFloor)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(width, height))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(t.Context(), opts...)
-	ctx, cancelBrowser := chromedp.NewContext(alloc)
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	t.Cleanup(func() { cancel(); cancelBrowser(); cancelAlloc() })
+	browser, err := sharedBrowser(path)
+	if err != nil {
+		t.Fatalf("starting Chromium: %v", err)
+	}
+	tab, closeTab := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	ctx, cancel := context.WithTimeout(tab, timeout)
+	t.Cleanup(func() { cancel(); closeTab() })
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(int64(width), int64(height))); err != nil {
+		t.Fatalf("a tab of %d × %d px: %v", width, height, err)
+	}
 	return ctx
+}
+
+// theBrowser is the one Chromium the browser tests of this process open
+// their tabs in: starting a Chromium costs more CPU than most tests spend
+// on their pages. TestMain closes it.
+var theBrowser struct {
+	once   sync.Once
+	ctx    context.Context // its first tab, whose children the tests' tabs are
+	cancel context.CancelFunc
+	err    error
+}
+
+// sharedBrowser starts theBrowser from path on its first call.
+func sharedBrowser(path string) (context.Context, error) {
+	theBrowser.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.WindowSize(1280, 800))
+		alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelBrowser := chromedp.NewContext(alloc)
+		theBrowser.ctx, theBrowser.cancel = ctx, func() { cancelBrowser(); cancelAlloc() }
+		theBrowser.err = chromedp.Do(ctx) // the browser lives as long as ctx
+	})
+	return theBrowser.ctx, theBrowser.err
+}
+
+// TestMain closes theBrowser once every test is done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if theBrowser.cancel != nil {
+		theBrowser.cancel()
+	}
+	os.Exit(code)
+}
+
+// photosKept reports whether a screenshot taken now is kept: in the test's
+// artifacts under go test -artifacts (without it, go test removes the
+// artifact directory with the test), or in ShotsEnv's directory. The
+// checks around a screenshot run either way; only the picture, which
+// nobody would see, is not taken.
+func photosKept() bool {
+	f := flag.Lookup("test.artifacts")
+	return f != nil && f.Value.String() == "true" || os.Getenv(ShotsEnv) != ""
+}
+
+// photograph saves the screen (the whole page when whole) as name in the
+// test's artifacts and ShotsEnv's directory, when photosKept.
+func photograph(ctx context.Context, t *testing.T, name string, whole bool) {
+	t.Helper()
+	if !photosKept() {
+		return
+	}
+	shoot := chromedp.CaptureScreenshot()
+	if whole {
+		shoot = chromedp.FullScreenshot(100)
+	}
+	shot, err := chromedp.Run(ctx, shoot)
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	keepFile(t, name, shot)
+}
+
+// keepFile writes an output file of the test into its artifacts and
+// ShotsEnv's directory.
+func keepFile(t *testing.T, name string, b []byte) {
+	t.Helper()
+	dirs := []string{t.ArtifactDir()}
+	if d := os.Getenv(ShotsEnv); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, d := range dirs {
+		out := filepath.Join(d, name)
+		if err := os.WriteFile(out, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("kept: %s", out)
+	}
 }
 
 // browseFloor is the least time a browser test is given before it is
@@ -164,15 +248,7 @@ func TestPaymentPageInChromium(t *testing.T) {
 	if err != nil || !fits {
 		t.Errorf("the page is wider than the phone (%v)", err)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.ArtifactDir(), "payment-page.png")
-	if err := os.WriteFile(out, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", out)
+	photograph(ctx, t, "payment-page.png", true)
 	qr, err := chromedp.Run(ctx, chromedp.Screenshot("#qr"))
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -586,15 +584,7 @@ func TestWebhookPagesInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		accessible(ctx, t, name, width)
-		shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(t.ArtifactDir(), name+".png")
-		if err := os.WriteFile(out, shot, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("screenshot: %s", out)
+		photograph(ctx, t, name+".png", true)
 	}
 
 	for _, screen := range []struct {
