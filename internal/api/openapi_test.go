@@ -273,3 +273,55 @@ func TestMeterMaximumAgrees(t *testing.T) {
 		}
 	})
 }
+
+// The harness's contract check fails an answer off the document (a field
+// of the wrong type, a required one missing, a time that is no date-time,
+// an unknown enum value, a number out of int32; a header that is no
+// integer or is out of range, a required header missing; a status or a
+// content type the operation does not have), and passes the real one.
+func TestContractCheckCatchesAnAnswerOffTheDocument(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, storetest.SQLite(t))
+	key := h.testKey(h.fixture(rental.PlanPro))
+	created := h.do(req{method: "POST", path: "/v1/properties", key: key, body: property("Baan Suk")})
+	want(t, created, http.StatusCreated)
+	path := "/v1/properties/" + created.data()["id"].(string)
+	got := h.do(req{method: "GET", path: path, key: key})
+	want(t, got, http.StatusOK)
+	exchange := func(status int, header http.Header, body map[string]any) error {
+		r, _ := http.NewRequest("GET", h.url+path, nil)
+		r.Header.Set("Authorization", "Bearer "+key)
+		b, _ := json.Marshal(body)
+		return checkContract(r, &result{status: status, header: header, body: b})
+	}
+	if err := exchange(got.status, got.header, got.json()); err != nil {
+		t.Fatalf("the real answer: %v", err)
+	}
+	for name, change := range map[string]func(d map[string]any){
+		"a rate as a string":    func(d map[string]any) { d["electricity_rate"] = "eight" },
+		"no id":                 func(d map[string]any) { delete(d, "id") },
+		"a time that is a date": func(d map[string]any) { d["created_at"] = "2026-11-28" },
+		"an unknown object":     func(d map[string]any) { d["object"] = "room" },
+		"a rate over int32":     func(d map[string]any) { d["electricity_rate"] = float64(1 << 40) },
+	} {
+		body := got.json()
+		change(body["data"].(map[string]any))
+		if err := exchange(got.status, got.header, body); err == nil {
+			t.Errorf("%s: the contract check passed %v", name, body["data"])
+		}
+	}
+	for name, change := range map[string]func(h http.Header) int{
+		"a limit that is no integer":  func(h http.Header) int { h.Set("X-RateLimit-Limit", "lots"); return 200 },
+		"a remaining under zero":      func(h http.Header) int { h.Set("X-RateLimit-Remaining", "-1"); return 200 },
+		"a mode of neither":           func(h http.Header) int { h.Set("X-SERVICE-Mode", "demo"); return 200 },
+		"no request ID":               func(h http.Header) int { h.Del("X-Request-ID"); return 200 },
+		"a status it does not answer": func(h http.Header) int { return http.StatusTeapot },
+		"a page":                      func(h http.Header) int { h.Set("Content-Type", "text/html"); return 200 },
+	} {
+		header := got.header.Clone()
+		status := change(header)
+		if err := exchange(status, header, got.json()); err == nil {
+			t.Errorf("%s: the contract check passed %d %v", name, status, header)
+		}
+	}
+}
