@@ -325,3 +325,54 @@ func TestContractCheckCatchesAnAnswerOffTheDocument(t *testing.T) {
 		}
 	}
 }
+
+// The document's PropertyCreate says what the server decides about water:
+// metered (the default) needs water_rate and no flat amount, a flat
+// billing needs water_flat_amount. A generator that builds bodies from the
+// schema gets a 201 for each body the schema allows and a 400 naming the
+// field for each it refuses.
+func TestPropertyCreateWaterRulesAgree(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, storetest.SQLite(t))
+	key := h.testKey(h.fixture(rental.PlanPro))
+	doc, err := contractDoc()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := compiledSchema(doc.Components.Schemas["PropertyCreate"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		body  string
+		param string // the field a 400 names; "" for a 201
+	}{
+		{`{"name":"A","electricity_rate":800,"water_rate":1800}`, ""},
+		{`{"name":"A","electricity_rate":800,"water_billing":"metered","water_rate":1800,"water_flat_amount":null}`, ""},
+		{`{"name":"A","electricity_rate":800}`, "water_rate"},
+		{`{"name":"A","electricity_rate":800,"water_billing":"metered"}`, "water_rate"},
+		{`{"name":"A","electricity_rate":800,"water_rate":1800,"water_flat_amount":10000}`, "water_flat_amount"},
+		{`{"name":"A","electricity_rate":800,"water_billing":"flat_per_room","water_flat_amount":10000}`, ""},
+		{`{"name":"A","electricity_rate":800,"water_billing":"flat_per_person","water_rate":0,"water_flat_amount":0}`, ""},
+		{`{"name":"A","electricity_rate":800,"water_billing":"flat_per_room"}`, "water_flat_amount"},
+		{`{"name":"A","electricity_rate":800,"water_billing":"flat_per_room","water_flat_amount":null}`, "water_flat_amount"},
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(c.body), &v); err != nil {
+			t.Fatal(err)
+		}
+		docErr := schema.Validate(v)
+		if (docErr == nil) != (c.param == "") {
+			t.Errorf("%s: the document says %v", c.body, docErr)
+		}
+		res, err := h.send(req{method: "POST", path: "/v1/properties", key: key, body: c.body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.param == "" {
+			want(t, res, http.StatusCreated)
+		} else if want(t, res, http.StatusBadRequest); res.errField("param") != c.param {
+			t.Errorf("%s: 400 names %q, want %q", c.body, res.errField("param"), c.param)
+		}
+	}
+}
