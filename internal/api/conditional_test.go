@@ -47,6 +47,21 @@ func TestConditionalRequests(t *testing.T) {
 		if again := get(b, key, "/v1/properties"); again.header.Get("ETag") != tag {
 			t.Fatalf("another process tags the same answer %q, not %q", again.header.Get("ETag"), tag)
 		}
+		// A page with more pages after it (its next_cursor sealed) is the
+		// same answer on every request and process, so its tag holds too.
+		want(t, a.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Tag 2")}), http.StatusCreated)
+		paged := get(a, key, "/v1/properties?limit=1")
+		if more, _ := paged.json()["pagination"].(map[string]any)["has_more"].(bool); !more {
+			t.Fatalf("limit=1 of two properties: %s", paged.body)
+		}
+		for _, h := range []*harness{a, b} {
+			if again := get(h, key, "/v1/properties?limit=1", "If-None-Match: "+paged.header.Get("ETag")); again.status != http.StatusNotModified {
+				t.Fatalf("the same page again: %d %s (tag %q, was %q)", again.status, again.body, again.header.Get("ETag"), paged.header.Get("ETag"))
+			}
+		}
+		first = get(a, key, "/v1/properties")
+		tag = first.header.Get("ETag")
+
 		// 304s: the tag, a list of tags, a weak form of it, and *.
 		var before int
 		for i, inm := range []string{tag, `"other", ` + tag, "W/" + tag, "*"} {
@@ -74,7 +89,7 @@ func TestConditionalRequests(t *testing.T) {
 		want(t, a.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Tag 2")}), http.StatusCreated)
 		changed := get(b, key, "/v1/properties", "If-None-Match: "+tag)
 		want(t, changed, http.StatusOK)
-		if len(changed.json()["data"].([]any)) != 2 || changed.header.Get("ETag") == tag {
+		if len(changed.json()["data"].([]any)) != 3 || changed.header.Get("ETag") == tag {
 			t.Fatalf("after a write: %s, tag %s", changed.body, changed.header.Get("ETag"))
 		}
 		tag = changed.header.Get("ETag")

@@ -95,7 +95,7 @@ func result[T any](s *Server, p *pager, items []T, more bool, pos func(T) store.
 	if more && len(items) > 0 {
 		last := pos(items[len(items)-1])
 		b := binary.BigEndian.AppendUint64(nil, uint64(last.CreatedAt))
-		cur := s.secret.Seal(append(b, last.ID...), p.context())
+		cur := s.secret.SealFixed(append(b, last.ID...), p.context())
 		out.Pagination.NextCursor = &cur
 	}
 	return out

@@ -28,6 +28,8 @@ const minLen = 32
 type Secret struct {
 	fingerprint []byte
 	cursor      cipher.AEAD
+	// nonces is SealFixed's key for deriving a nonce from what it seals.
+	nonces []byte
 }
 
 // New derives the keys from a secret string.
@@ -49,7 +51,7 @@ func New(s string) (*Secret, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secret: %w", err)
 	}
-	return &Secret{fingerprint: derive("rentapi api key fingerprint v1"), cursor: aead}, nil
+	return &Secret{fingerprint: derive("rentapi api key fingerprint v1"), cursor: aead, nonces: derive("rentapi fixed nonce v1")}, nil
 }
 
 // Load reads the secret from path, or creates the file with a fresh random
@@ -100,6 +102,24 @@ func (s *Secret) Fingerprint(apiKey string) string {
 func (s *Secret) Seal(plaintext, context []byte) string {
 	nonce := make([]byte, s.cursor.NonceSize(), s.cursor.NonceSize()+len(plaintext)+s.cursor.Overhead())
 	rand.Read(nonce)
+	return base64.RawURLEncoding.EncodeToString(s.cursor.Seal(nonce, nonce, plaintext, context))
+}
+
+// SealFixed is Seal with the nonce derived from the plaintext and the
+// context (HMAC-SHA256 under a key of its own) rather than drawn at random:
+// the same value in the same context seals to the same string every time,
+// and Open opens it as any sealed value. A list page's next_cursor is
+// sealed so, which keeps the page the same bytes, and its ETag the same,
+// for as long as its data is (a random nonce made every page with more
+// pages answer anew, and never 304). The string shows only whether two
+// sealed values are equal; different ones never share a nonce but by an
+// HMAC collision.
+func (s *Secret) SealFixed(plaintext, context []byte) string {
+	m := hmac.New(sha256.New, s.nonces)
+	m.Write(context)
+	m.Write([]byte{0})
+	m.Write(plaintext)
+	nonce := append(make([]byte, 0, s.cursor.NonceSize()+len(plaintext)+s.cursor.Overhead()), m.Sum(nil)[:s.cursor.NonceSize()]...)
 	return base64.RawURLEncoding.EncodeToString(s.cursor.Seal(nonce, nonce, plaintext, context))
 }
 
