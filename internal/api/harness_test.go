@@ -256,8 +256,7 @@ func checkContract(r *http.Request, res *result) error {
 	}
 	key := exchangeKey(r, reqBody, res)
 	_, seen := validated.Load(key)
-	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true, IncludeResponseStatus: true, MultiError: true,
-		ExcludeResponseBody: seen}
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, SkipSettingDefaults: true, IncludeResponseStatus: true, MultiError: true}
 	in := &openapi3filter.RequestValidationInput{Request: r, PathParams: params, Route: route, Options: opts}
 	if res.status < 300 && !seen {
 		if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
@@ -369,9 +368,9 @@ func checkHeader(name string, h *openapi3.Header, got http.Header) error {
 	return nil
 }
 
-// bodySchemas are the document's schemas of bodies and headers, each
-// compiled once into a JSON Schema 2020-12 validator.
-var bodySchemas struct {
+// schemas are the document's schemas of bodies and headers, each compiled
+// once into a JSON Schema 2020-12 validator.
+var schemas struct {
 	sync.Mutex
 	c        *jsonschema.Compiler
 	compiled map[*openapi3.SchemaRef]*jsonschema.Schema
@@ -383,16 +382,16 @@ const docURL = "https://rentapi.test/openapi.json"
 
 // compiledSchema compiles the schema once, with the document it refers
 // into loaded once: JSON Schema 2020-12, as kin-openapi validates an
-// OpenAPI 3.1 document, with the formats kin-openapi asserts that
-// the document uses (date, date-time, int32, int64) asserted too, and the others (email,
-// uri) as JSON Schema defines them.
+// OpenAPI 3.1 document, with the formats kin-openapi asserts that the
+// document uses (date, date-time, int32, int64) asserted too, and the
+// others (email, uri) as JSON Schema defines them.
 func compiledSchema(schema *openapi3.SchemaRef) (*jsonschema.Schema, error) {
-	bodySchemas.Lock()
-	defer bodySchemas.Unlock()
-	if sch, ok := bodySchemas.compiled[schema]; ok {
+	schemas.Lock()
+	defer schemas.Unlock()
+	if sch, ok := schemas.compiled[schema]; ok {
 		return sch, nil
 	}
-	if bodySchemas.c == nil {
+	if schemas.c == nil {
 		doc, err := contractDoc()
 		if err != nil {
 			return nil, err
@@ -426,7 +425,7 @@ func compiledSchema(schema *openapi3.SchemaRef) (*jsonschema.Schema, error) {
 		if err := c.AddResource(docURL, whole); err != nil {
 			return nil, err
 		}
-		bodySchemas.c, bodySchemas.compiled = c, map[*openapi3.SchemaRef]*jsonschema.Schema{}
+		schemas.c, schemas.compiled = c, map[*openapi3.SchemaRef]*jsonschema.Schema{}
 	}
 	// The schema as kin-openapi marshals it ({"$ref": "#/components/…"}
 	// or inline with such references), its references made to point into
@@ -440,21 +439,21 @@ func compiledSchema(schema *openapi3.SchemaRef) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	loc := fmt.Sprintf("https://rentapi.test/body/%d.json", len(bodySchemas.compiled))
-	if err := bodySchemas.c.AddResource(loc, v); err != nil {
+	loc := fmt.Sprintf("https://rentapi.test/body/%d.json", len(schemas.compiled))
+	if err := schemas.c.AddResource(loc, v); err != nil {
 		return nil, err
 	}
-	sch, err := bodySchemas.c.Compile(loc)
+	sch, err := schemas.c.Compile(loc)
 	if err != nil {
 		return nil, err
 	}
-	bodySchemas.compiled[schema] = sch
+	schemas.compiled[schema] = sch
 	return sch, nil
 }
 
 // validated holds the exchanges checkContract has validated in full, by
-// exchangeKey. The validator compiles every schema it meets anew, and
-// tests that send the same request many times (quotas, limits) spent
+// exchangeKey. kin-openapi compiles every request schema it meets anew,
+// and tests that send the same request many times (quotas, limits) spent
 // much of their time validating identical bytes again: for an exchange
 // whose request and answer body are ones validated before, the request
 // and the body are not validated again (the result is a function of
