@@ -100,9 +100,10 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 		one = rooms[0].ID
 	}
 	// One room is looked up by the room (the indexes that lead with it
-	// serve), a property's rooms by the property.
+	// serve), a property's rooms by the property; the landlord's condition
+	// is a check, not a way in (ownerTerm).
 	scope := func(base string) *where {
-		w := scoped(base+` WHERE landlord_id = $1`, acct.LandlordID)
+		w := scoped(base+" WHERE "+ownerTerm, acct.LandlordID)
 		if one != "" {
 			return w.and("room_id = ?", one)
 		}
