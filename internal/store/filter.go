@@ -15,11 +15,12 @@ type where struct {
 
 // ownerTerm is how a query writes its landlord's condition when the rows
 // are found by something narrower (their IDs, their property, their room):
-// `landlord_id || ” = $1`, the same test as an expression. SQLite keeps
-// no statistics, and given landlord_id = $1 beside an IN list of IDs or a
-// property's index its planner walks every row of the landlord by the
-// _page index instead: a 500-room batch then read a 15,000-room
-// landlord's rooms. PostgreSQL plans both forms alike.
+// the same test, with the column joined to an empty string so that it is
+// an expression. SQLite keeps no statistics, and given landlord_id = $1
+// beside an IN list of IDs or a property's index its planner walks every
+// row of the landlord by the _page index instead: a 500-room batch then
+// read all of a 15,000-room landlord's rooms. PostgreSQL plans both forms
+// alike.
 const ownerTerm = "landlord_id || '' = $1"
 
 func scoped(base string, landlordID string) *where {
