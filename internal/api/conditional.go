@@ -4,67 +4,152 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Conditional requests: every successful GET of an object or a list under
-// /v1 carries a strong ETag, a hash of the exact bytes of its answer and
-// of what else decides who may see them (the account and its link, the
-// mode, the key's usable scopes), so that the tag changes whenever the
-// answer would, and also when only the scopes or the link changed; a
-// request whose If-None-Match holds the current tag is answered 304 with
-// no body. The tag is made from the answer itself, on whichever process
-// answers: it can never be one made from another account's data, and a
-// 404 stays a 404. A 304 is not billable (rental.Billable) and so not
-// counted against the monthly quota; it was counted against the
-// per-second limit before the handler ran.
+// /v1 carries a strong ETag, and a request whose If-None-Match holds the
+// current tag is answered 304 with no body. A 304 is not billable
+// (rental.Billable) and so not counted against the monthly quota; it was
+// counted against the per-second limit before the handler ran.
+//
+// A read made from a landlord's data alone (most of them: see
+// operation.fresh) is tagged by the landlord's data version, which every
+// write of that data moves on in its own transaction (store.DataVersion),
+// with what else decides the answer: the caller (mode, account and its
+// link, application, usable scopes), the build that renders it, and the
+// request's path and query. The tag is known before the answer is made, so
+// If-None-Match with it is answered from one small read, on any process;
+// it changes whenever the answer could, and sometimes when it would not (a
+// write elsewhere in the landlord's data): a 200 then, never a stale 304.
+// The version is read before the answer's own reads, so an answer is never
+// tagged newer than it is. Other reads (the account, the sandbox's clock,
+// the application's webhook endpoints, whose answers change without a
+// landlord's write) are tagged by a hash of their exact bytes, as every
+// read once was. A 404 stays a 404: If-None-Match: * is judged on the
+// made answer.
 
-// conditional tags a GET's 200 answer, and turns it into a 304 when the
-// request already holds its tag.
-func conditional(r *http.Request, resp response, cl *caller) response {
+// read runs a GET: answered 304 from its version tag when the request
+// holds it, else made, tagged and (with a matching If-None-Match: *, or
+// the hash of a read not versioned) possibly turned into a 304.
+func (s *Server) read(c *call, op *operation) response {
+	tag := ""
+	if !op.fresh && c.caller.account != nil {
+		// A failed read of the version is met again by the answer's own
+		// reads, which say what it was (a key's kept lookup out of date
+		// among others).
+		if v, err := c.key.DataVersion(c.ctx, c.q, c.caller.account.LandlordID); err == nil {
+			tag = s.versionTag(c.caller, c.r, v)
+			if noneMatch(c.r.Header.Values("If-None-Match"), tag, false) {
+				return notModified(response{header: http.Header{}}, tag)
+			}
+		}
+	}
+	resp, _ := s.run(c, op.h)
+	return conditional(c.r, resp, c.caller, tag)
+}
+
+// conditional tags a GET's 200 answer with tag (by its bytes when tag is
+// empty), and turns it into a 304 when the request already holds the tag.
+func conditional(r *http.Request, resp response, cl *caller, tag string) response {
 	if r.Method != http.MethodGet || resp.status != http.StatusOK || resp.stream != nil || resp.body == nil {
 		return resp
 	}
-	tag := etag(cl, resp.body)
+	if tag == "" {
+		tag = tagOf(cl, resp.body)
+	}
 	resp.header.Set("ETag", tag)
-	if !noneMatch(r.Header.Values("If-None-Match"), tag) {
+	if !noneMatch(r.Header.Values("If-None-Match"), tag, true) {
 		return resp
 	}
 	resp.release()
-	resp.status, resp.body, resp.buf = http.StatusNotModified, nil, nil
+	resp.body, resp.buf = nil, nil
 	resp.header.Del("Content-Type")
+	return notModified(resp, tag)
+}
+
+// notModified is resp as a 304 with tag.
+func notModified(resp response, tag string) response {
+	resp.status = http.StatusNotModified
+	resp.header.Set("ETag", tag)
 	return resp
 }
 
-// etag is the strong tag of body as cl sees it: 22 characters of base64
-// (128 bits of SHA-256, which the machine's SHA instructions make cheaper
-// than the answer's own encoding), quoted.
-func etag(cl *caller, body []byte) string {
-	h := sha256.New()
-	var ctx strings.Builder
-	ctx.WriteString(string(cl.mode))
-	if a := cl.account; a != nil {
-		ctx.WriteString("\x00" + a.ID + "\x00" + strconv.FormatInt(a.UpdatedAt.UnixNano(), 10))
+// versionTag is the strong tag of the answer cl gets for r's path and
+// query at the landlord's data version v (see read), from this build and
+// its configuration (a tenant's chat link is made from the LINE account's
+// add-friend URL).
+func (s *Server) versionTag(cl *caller, r *http.Request, v int64) string {
+	var buf [512]byte
+	b := append(buf[:0], "version\x00"...)
+	b = append(b, build()...)
+	b = append(b, 0)
+	b = append(b, s.db.AddFriendURL()...)
+	b = append(b, 0)
+	b = append(b, r.URL.EscapedPath()...)
+	b = append(b, '?')
+	b = append(b, r.URL.RawQuery...)
+	b = append(b, 0)
+	b = strconv.AppendInt(b, v, 10)
+	if cl.key != nil {
+		b = append(b, 0)
+		b = append(b, cl.key.App.ID...)
 	}
-	for _, s := range cl.scopes {
-		ctx.WriteString("\x00" + string(s))
-	}
-	ctx.WriteString("\x01")
-	h.Write([]byte(ctx.String()))
-	h.Write(body)
-	sum := h.Sum(nil)
-	return `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+	return tagOf(cl, b)
 }
 
-// noneMatch reports whether If-None-Match (its header values) names tag
-// or is "*". Weak tags compare by their opaque part, as RFC 9110's weak
+// build names the build that renders the answers (a digest of its build
+// information), so that a tag made by one version of the service is not
+// taken by another.
+var build = sync.OnceValue(func() string {
+	bi, _ := debug.ReadBuildInfo()
+	if bi == nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(bi.String()))
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
+})
+
+// tagOf is the strong tag of what as cl sees it: 22 characters of base64
+// (128 bits of SHA-256, which the machine's SHA instructions make cheaper
+// than the answer's own encoding), quoted.
+func tagOf(cl *caller, what []byte) string {
+	var buf [256]byte
+	b := append(buf[:0], cl.mode...)
+	if a := cl.account; a != nil {
+		b = append(b, 0)
+		b = append(b, a.ID...)
+		b = append(b, 0)
+		b = strconv.AppendInt(b, a.UpdatedAt.UnixNano(), 10)
+	}
+	for _, s := range cl.scopes {
+		b = append(b, 0)
+		b = append(b, s...)
+	}
+	b = append(b, 1)
+	h := sha256.New()
+	h.Write(b)
+	h.Write(what)
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	var tag [24]byte
+	tag[0], tag[23] = '"', '"'
+	base64.RawURLEncoding.Encode(tag[1:23], sum[:16])
+	return string(tag[:])
+}
+
+// noneMatch reports whether If-None-Match (its header values) names tag,
+// or, when any says so, is "*" (which only a made answer can match: a 404
+// stays a 404). Weak tags compare by their opaque part, as RFC 9110's weak
 // comparison for If-None-Match says.
-func noneMatch(values []string, tag string) bool {
+func noneMatch(values []string, tag string, any bool) bool {
 	for _, v := range values {
 		for t := range strings.SplitSeq(v, ",") {
 			t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-			if t == "*" || t == tag {
+			if t == "*" && any || t == tag {
 				return true
 			}
 		}

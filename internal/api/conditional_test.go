@@ -114,6 +114,74 @@ func TestConditionalRequests(t *testing.T) {
 	})
 }
 
+// Tags by the landlord's data version: known before the answer is made,
+// they move with every write of the landlord's data, whoever makes it (the
+// API, the jobs a sandbox's clock runs, a sandbox's reset, another
+// process), and with nothing of another landlord's; the path and query are
+// part of the tag. The reads whose answers change without such a write
+// (the account, the events, the clock) are tagged by their bytes.
+func TestConditionalVersionTags(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		noLimits := func(c *api.Config) { c.NoRateLimits = true }
+		a, b := newHarness(t, e, noLimits), newHarness(t, e.Another(t), noLimits)
+		get := func(h *harness, key, path, tag string) *result {
+			t.Helper()
+			return h.do(req{key: key, method: "GET", path: path, headers: []string{"If-None-Match: " + tag}})
+		}
+		tagOf := func(h *harness, key, path string) string {
+			t.Helper()
+			res := h.do(req{key: key, method: "GET", path: path})
+			want(t, res, http.StatusOK)
+			return res.header.Get("ETag")
+		}
+
+		// A sandbox's bills: its clock's jobs make them overdue, and the
+		// tag moves with them; then its reset.
+		f := a.fixture(rental.PlanEnterprise)
+		sandbox := a.testKey(f)
+		issuedBills(t, a, sandbox, 3)
+		const bills = "/v1/bills?status=issued&limit=100"
+		tag := tagOf(a, sandbox, bills)
+		want(t, get(b, sandbox, bills, tag), http.StatusNotModified)
+		if tagOf(a, sandbox, "/v1/bills?limit=100&status=issued") == tag {
+			t.Fatal("another query string has the same tag")
+		}
+		advance(t, a, sandbox, 40)
+		moved := get(b, sandbox, bills, tag)
+		want(t, moved, http.StatusOK)
+		if len(moved.json()["data"].([]any)) != 0 || moved.header.Get("ETag") == tag {
+			t.Fatalf("after the bills fell overdue: %s, tag %s", moved.body, moved.header.Get("ETag"))
+		}
+		tag = moved.header.Get("ETag")
+		want(t, get(a, sandbox, bills, tag), http.StatusNotModified)
+		want(t, a.do(req{key: sandbox, method: "POST", path: "/v1/test-helpers/sandbox/reset"}), http.StatusOK)
+		want(t, get(b, sandbox, bills, tag), http.StatusOK)
+
+		// A live landlord's tag does not move with another's writes, and
+		// moves with its own, on the other process too.
+		live := a.fixture(rental.PlanFree)
+		acct := live.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+		key := a.liveKey(live, acct.ID)
+		want(t, a.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Version")}), http.StatusCreated)
+		tag = tagOf(a, key, "/v1/properties")
+		want(t, a.do(req{key: sandbox, method: "POST", path: "/v1/properties", body: property("Baan Elsewhere")}), http.StatusCreated)
+		want(t, get(b, key, "/v1/properties", tag), http.StatusNotModified)
+		want(t, b.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Version 2")}), http.StatusCreated)
+		res := get(a, key, "/v1/properties", tag)
+		want(t, res, http.StatusOK)
+		if len(res.json()["data"].([]any)) != 2 {
+			t.Fatalf("after a write on the other process: %s", res.body)
+		}
+
+		// Reads tagged by their bytes still answer 304 to their tag.
+		for _, path := range []string{"/v1/account", "/v1/events?limit=5"} {
+			tag := tagOf(a, key, path)
+			want(t, get(b, key, path, tag), http.StatusNotModified)
+		}
+	})
+}
+
 // BenchmarkConditionalGet times GET /v1/bills?limit=20 (20 bills of the
 // sandbox's shape) answered 200, then the same with its ETag in
 // If-None-Match, answered 304, over HTTP in one process, one request at a

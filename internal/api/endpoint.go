@@ -41,6 +41,8 @@ type call struct {
 	// check confirms the key's kept lookup (see store.KeyRun); nil
 	// when the request runs on a lookup made for it.
 	check *store.KeyCheck
+	// key is the run's key lookup; nil for a request with no key.
+	key *store.KeyRun
 	// appLevel marks an operation on the application's own resources.
 	appLevel bool
 	// then, if a write's handler set it, runs once its transaction
@@ -67,6 +69,10 @@ type operation struct {
 	h        handlerFunc
 	prepare  prepareFunc
 	appLevel bool
+	// fresh marks a read whose answer can change with no write of the
+	// landlord's data (see read): tagged by its bytes, not by the data
+	// version. Every read of an application's own resources is fresh.
+	fresh bool
 }
 
 // endpoint wraps an operation in everything an API request goes through, in
@@ -85,7 +91,13 @@ func (s *Server) endpoint(scope rental.Scope, query []string, h handlerFunc) htt
 // scope is what the key and the application allow (no landlord grants it),
 // and writes hold no landlord's lock.
 func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
-	return s.adapt(operation{scope: scope, query: query, h: h, appLevel: true})
+	return s.adapt(operation{scope: scope, query: query, h: h, appLevel: true, fresh: true})
+}
+
+// freshEndpoint is endpoint for a read whose answer changes without a
+// write of the landlord's data (see operation.fresh).
+func (s *Server) freshEndpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
+	return s.adapt(operation{scope: scope, query: query, h: h, fresh: true})
 }
 
 // prepareFunc is the part of a write that waits on the outside world (a
@@ -183,6 +195,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 		s.writeError(w, r, err)
 		return true
 	}
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !op.fresh {
+		key.WantVersion() // for the answer's tag (see Server.read)
+	}
 	owner, cl, counter, err := s.authenticate(w, r, op, key)
 	if err != nil {
 		return fail(err)
@@ -223,15 +238,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 	if err := checkPathIDs(r); err != nil {
 		return fail(err)
 	}
-	c := &call{r: r, params: params, ctx: r.Context(), caller: cl, appLevel: op.appLevel, check: key.Check()}
+	c := &call{r: r, params: params, ctx: r.Context(), caller: cl, appLevel: op.appLevel, check: key.Check(), key: key}
 	var resp response
 	if !read {
 		c.q = s.db.Read()
 		if c.check != nil {
 			c.q = s.db.ReadChecking(c.check)
 		}
-		resp, _ = s.run(c, op.h)
-		resp = conditional(r, resp, cl)
+		resp = s.read(c, op)
 	} else if bodyErr != nil {
 		return fail(bodyErr)
 	} else {

@@ -17,7 +17,7 @@ func (s *Server) routes() {
 	s.handle("GET /openapi.json", s.handleOpenAPI("json"))
 	s.handle("GET /openapi.yaml", s.handleOpenAPI("yaml"))
 
-	s.handle("GET /v1/account", s.endpoint("", nil, s.getAccount))
+	s.handle("GET /v1/account", s.freshEndpoint("", nil, s.getAccount))
 
 	s.handle("GET /v1/properties", s.endpoint(rental.ScopePropertiesRead, listQuery(), s.listProperties))
 	s.handle("POST /v1/properties", s.endpoint(rental.ScopePropertiesWrite, nil, s.createProperty))
@@ -80,9 +80,9 @@ func (s *Server) routes() {
 	s.handle("POST /v1/messages", s.endpoint(rental.ScopeNotificationsWrite, nil, s.createMessage))
 
 	// Events need no particular scope: each reader sees the types it can read.
-	s.handle("GET /v1/events", s.endpoint("", listQuery("type", "created_after"), s.listEvents))
-	s.handle("GET /v1/events/stream", s.endpoint("", []string{"type*"}, s.streamEvents))
-	s.handle("GET /v1/events/{event_id}", s.endpoint("", nil, s.getEvent))
+	s.handle("GET /v1/events", s.freshEndpoint("", listQuery("type", "created_after"), s.listEvents))
+	s.handle("GET /v1/events/stream", s.freshEndpoint("", []string{"type*"}, s.streamEvents))
+	s.handle("GET /v1/events/{event_id}", s.freshEndpoint("", nil, s.getEvent))
 
 	// Webhook endpoints are the application's own, per mode.
 	s.handle("GET /v1/webhook-endpoints", s.appEndpoint(rental.ScopeWebhooksManage, listQuery(), s.listEndpoints))
@@ -100,7 +100,7 @@ func (s *Server) routes() {
 	s.handle("POST /v1/test-helpers/payments", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulatePayment))
 	s.handle("POST /v1/test-helpers/slips", s.endpoint(rental.ScopePaymentsWrite, nil, s.simulateSlip))
 	s.handle("POST /v1/test-helpers/tenants/{tenant_id}/line-register", s.endpoint(rental.ScopeTenantsWrite, nil, s.lineRegister))
-	s.handle("GET /v1/test-helpers/clock", s.endpoint("", nil, s.getClock))
+	s.handle("GET /v1/test-helpers/clock", s.freshEndpoint("", nil, s.getClock))
 	s.handle("POST /v1/test-helpers/clock/advance", s.endpoint("", nil, s.advanceClock))
 
 	// The payment provider's confirmations: signed by the provider, not

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"context"
 	"fmt"
 	"slices"
@@ -41,13 +42,27 @@ const maxCachedKeys = 4096
 // Only a lookup that found the account the hint names (or had no hint) is
 // kept: made-up hints cannot push the keys in use out of the cache.
 func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, error) {
+	return db.lookupKey(ctx, fingerprint, accountHint, now, nil)
+}
+
+// lookupKey is LookupKey that, given along, reads the data version of the
+// landlord of the key's kept account in the same statement as the access
+// version, into along (see KeyRun.DataVersion).
+func (db *DB) lookupKey(ctx context.Context, fingerprint, accountHint string, now time.Time, along *versionRead) (*rental.KeyOwner, error) {
 	q := db.Read()
+	c := &db.keys
+	o, kept, ok := c.kept(fingerprint, accountHint, now)
 	var version int64
-	if err := q.c.QueryRowContext(ctx, accessVersion).Scan(&version); err != nil {
+	if along != nil && ok && o.Account != nil {
+		var data sql.NullInt64
+		if err := q.c.QueryRowContext(ctx, accessAndDataVersion, o.Account.LandlordID).Scan(&version, &data); err != nil {
+			return nil, fmt.Errorf("store: access version: %w", err)
+		}
+		along.landlordID, along.version = o.Account.LandlordID, data.Int64
+	} else if err := q.c.QueryRowContext(ctx, accessVersion).Scan(&version); err != nil {
 		return nil, fmt.Errorf("store: access version: %w", err)
 	}
-	c := &db.keys
-	if o, kept, ok := c.kept(fingerprint, accountHint, now); ok && kept == version {
+	if ok && kept == version {
 		return o, nil
 	}
 	l, err := q.lookupKey(ctx, fingerprint, accountHint, now)
@@ -67,6 +82,16 @@ func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, no
 		c.m[ref] = l
 	}
 	return c.copy(l.owner), nil
+}
+
+// accessAndDataVersion reads the access version and the data version of
+// the landlord $1 (null if there is none), in one statement.
+const accessAndDataVersion = `SELECT version, (SELECT data_version FROM landlords WHERE id = $1) FROM access_version`
+
+// versionRead is a landlord's data version read along with a key's lookup.
+type versionRead struct {
+	landlordID string
+	version    int64
 }
 
 // kept returns a copy of the key's kept lookup and the access version it

@@ -167,3 +167,21 @@ func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan renta
 	return tx.execOne(ctx, "landlord", landlordID, `UPDATE landlords SET plan = $2, qr_payments = $3, updated_at = $4 WHERE id = $1`,
 		landlordID, string(plan), plan.QRPayments(), ms(tx.Now))
 }
+
+// DataVersion is the landlord's data version: every write of the
+// landlord's data claims the landlord first (Tx.Claim), and the claim
+// moves the version on, in the same transaction. So a read made from the
+// landlord's data alone, by the same caller, answers the same for as long
+// as the version has not moved, on every process: what the API's ETags are
+// made from. A landlord that is not there has version 0.
+func (q *Queries) DataVersion(ctx context.Context, landlordID string) (int64, error) {
+	var v int64
+	err := q.c.QueryRowContext(ctx, `SELECT data_version FROM landlords WHERE id = $1`, landlordID).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: data version: %w", err)
+	}
+	return v, nil
+}

@@ -38,6 +38,12 @@ func (db *DB) issueRegistrationCodes(ctx context.Context) error {
 			WHERE id = $1 AND chat_registration_code IS NULL`, id, rental.NewRegistrationCode()); err != nil {
 			return fmt.Errorf("store: issue registration code: %w", err)
 		}
+		// The tenant's answer changed with no claim: its landlord's data
+		// version moves on all the same (see DataVersion).
+		if _, err := db.WritePool().ExecContext(ctx, `UPDATE landlords SET data_version = data_version + 1
+			WHERE id = (SELECT landlord_id FROM tenants WHERE id = $1)`, id); err != nil {
+			return fmt.Errorf("store: issue registration code: %w", err)
+		}
 	}
 	return nil
 }

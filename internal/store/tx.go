@@ -111,8 +111,9 @@ func (tx *Tx) done() {
 }
 
 // Claim makes the transaction the landlord's only writer until it ends: it
-// takes the landlord's row lock and the next tick of the landlord's clock
-// as the transaction's Now. That clock runs at real time plus the
+// takes the landlord's row lock, moves the landlord's data version on (see
+// DataVersion), and takes the next tick of the landlord's clock as the
+// transaction's Now. That clock runs at real time plus the
 // landlord's clock offset (a sandbox's clock, moved by its test helper;
 // 0 for every live landlord), so this one statement is where every write
 // of a sandbox, and every job run for it, gets the sandbox's time. Every write to a landlord's data claims first,
@@ -124,8 +125,8 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 		return nil
 	}
 	var clock, offset int64
-	err := tx.c.QueryRowContext(ctx, `UPDATE landlords SET clock = CASE WHEN clock >= $2 + clock_offset THEN clock + 1 ELSE $2 + clock_offset END
-		WHERE id = $1 RETURNING clock, clock_offset`, acct.LandlordID, ms(tx.Now)).Scan(&clock, &offset)
+	err := tx.c.QueryRowContext(ctx, `UPDATE landlords SET clock = CASE WHEN clock >= $2 + clock_offset THEN clock + 1 ELSE $2 + clock_offset END,
+		data_version = data_version + 1 WHERE id = $1 RETURNING clock, clock_offset`, acct.LandlordID, ms(tx.Now)).Scan(&clock, &offset)
 	if err != nil {
 		return fmt.Errorf("store: claim landlord: %w", err)
 	}
@@ -185,7 +186,7 @@ const setClock = `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2`
 
 // claimAheadClock is setClock for a claim ahead, which also holds only
 // while the landlord's clock offset is still $3.
-const claimAheadClock = `UPDATE landlords SET clock = $2 WHERE id = $1 AND clock < $2 AND clock_offset = $3`
+const claimAheadClock = `UPDATE landlords SET clock = $2, data_version = data_version + 1 WHERE id = $1 AND clock < $2 AND clock_offset = $3`
 
 // Exec runs a statement of the caller's own in the transaction: the bench
 // seeder's bulk inserts, a test's change that no store method makes.
