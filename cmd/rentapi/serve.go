@@ -44,6 +44,7 @@ type serveConfig struct {
 	addr          string
 	db            *dbFlags
 	rateLimits    onOff
+	keptAnswers   onOff
 	redisURL      string
 	allowLoopback bool
 	rescueAfter   time.Duration
@@ -79,6 +80,8 @@ func (e environment) parseServe(args []string) (*serveConfig, error) {
 	fs.String(&c.addr, "addr", "RENTAPI_ADDR", "127.0.0.1:8080", "address to listen on", "")
 	fs.OnOff(&c.rateLimits, "rate-limits", "RENTAPI_RATE_LIMITS", true,
 		"on or off: enforce the plans' per-second rate limits; turn off only for capacity benchmarks", "")
+	fs.OnOff(&c.keptAnswers, "answer-cache", "RENTAPI_ANSWER_CACHE", true,
+		"on or off: keep recent answers of reads (16 MB) by their ETag, which the landlord's every write changes, and answer the same read from them; off only to measure what it saves", "")
 	fs.String(&c.redisURL, "redis", "RENTAPI_REDIS", "",
 		"redis:// URL: keep rate limits in Redis, shared by every process of the deployment", "default: in this process's memory")
 	fs.Bool(&c.allowLoopback, "webhook-allow-loopback", "RENTAPI_WEBHOOK_ALLOW_LOOPBACK",
@@ -230,7 +233,7 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 	if closer, ok := buckets.(io.Closer); ok {
 		defer closer.Close()
 	}
-	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(c.rateLimits), Buckets: buckets, Guard: guard,
+	srv, err := api.NewServer(api.Config{DB: db, Secret: sec, Log: log, NoRateLimits: !bool(c.rateLimits), NoKeptAnswers: !bool(c.keptAnswers), Buckets: buckets, Guard: guard,
 		TrustedProxies: c.proxies, PublicURL: publicURL, Providers: c.providers, Metrics: metrics, ChatLive: c.line != nil,
 		LINE: c.line, LineChannelSecret: c.lineSecret, SlipsLive: c.slips != nil})
 	if err != nil {

@@ -33,8 +33,9 @@ import (
 // made answer.
 
 // read runs a GET: answered 304 from its version tag when the request
-// holds it, else made, tagged and (with a matching If-None-Match: *, or
-// the hash of a read not versioned) possibly turned into a 304.
+// holds it, else with the answer kept under that tag (see answers), else
+// made, tagged and (with a matching If-None-Match: *, or the hash of a
+// read not versioned) possibly turned into a 304.
 func (s *Server) read(c *call, op *operation) response {
 	tag := ""
 	if !op.fresh && c.caller.account != nil {
@@ -46,9 +47,15 @@ func (s *Server) read(c *call, op *operation) response {
 			if noneMatch(c.r.Header.Values("If-None-Match"), tag, false) {
 				return notModified(response{header: http.Header{}}, tag)
 			}
+			if resp, ok := s.kept.get(tag); ok {
+				return conditional(c.r, resp, c.caller, tag)
+			}
 		}
 	}
 	resp, _ := s.run(c, op.h)
+	if tag != "" && resp.status == http.StatusOK && resp.stream == nil && resp.body != nil {
+		s.kept.put(tag, resp)
+	}
 	return conditional(c.r, resp, c.caller, tag)
 }
 

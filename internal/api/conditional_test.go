@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"rentapi/internal/api"
@@ -178,6 +179,50 @@ func TestConditionalVersionTags(t *testing.T) {
 		for _, path := range []string{"/v1/account", "/v1/events?limit=5"} {
 			tag := tagOf(a, key, path)
 			want(t, get(b, key, path, tag), http.StatusNotModified)
+		}
+	})
+}
+
+// Answers kept by their version tag (see answers): the same bytes as the
+// answer made anew, never another account's or another key's, and never
+// one a write has made stale, on either process.
+func TestKeptAnswers(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		noLimits := func(c *api.Config) { c.NoRateLimits = true }
+		a := newHarness(t, e, noLimits)
+		b := newHarness(t, e.Another(t), noLimits, func(c *api.Config) { c.NoKeptAnswers = true })
+		f := a.fixture(rental.PlanFree)
+		// Two landlords at the same data version, each with a property of
+		// its own: the same path, the same version number.
+		var keys []string
+		for i, name := range []string{"Baan Kept A", "Baan Kept B"} {
+			acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+			keys = append(keys, a.liveKey(f, acct.ID))
+			want(t, a.do(req{key: keys[i], method: "POST", path: "/v1/properties", body: property(name)}), http.StatusCreated)
+		}
+		get := func(h *harness, key string) *result {
+			t.Helper()
+			res := h.do(req{key: key, method: "GET", path: "/v1/properties"})
+			want(t, res, http.StatusOK)
+			return res
+		}
+		for round := range 2 {
+			for i, key := range keys {
+				kept, made := get(a, key), get(b, key)
+				if string(kept.body) != string(made.body) || kept.header.Get("ETag") != made.header.Get("ETag") {
+					t.Fatalf("round %d, landlord %d: kept %s (%s), made %s (%s)", round, i,
+						kept.body, kept.header.Get("ETag"), made.body, made.header.Get("ETag"))
+				}
+				own, other := []string{"Baan Kept A", "Baan Kept B"}[i], []string{"Baan Kept B", "Baan Kept A"}[i]
+				if len(kept.json()["data"].([]any)) != 1+round || !strings.Contains(string(kept.body), own) || strings.Contains(string(kept.body), other) {
+					t.Fatalf("round %d, landlord %d sees %s", round, i, kept.body)
+				}
+			}
+			// A write on the other process: the next read is made anew.
+			for _, key := range keys {
+				want(t, b.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Kept More")}), http.StatusCreated)
+			}
 		}
 	})
 }

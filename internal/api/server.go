@@ -56,6 +56,9 @@ type Config struct {
 	// NoRateLimits turns the per-second limits off, for capacity
 	// benchmarks only; quotas still apply.
 	NoRateLimits bool
+	// NoKeptAnswers keeps no answers of reads by their version tag (see
+	// answers), for the benchmark that measures what keeping them saves.
+	NoKeptAnswers bool
 	// NoRequestLog keeps no log of requests for the portal, for the
 	// benchmark that measures what the log costs.
 	NoRequestLog bool
@@ -136,6 +139,9 @@ type Server struct {
 	// bodies are the buffers handlers' answers are rendered into (see
 	// renderInto).
 	bodies sync.Pool
+	// kept is the answers of reads kept by their version tag; nil keeps
+	// none.
+	kept *answers
 }
 
 // NewServer builds the API server.
@@ -174,6 +180,9 @@ func NewServer(cfg Config) (*Server, error) {
 	}
 	s.limits = &limits{store: &fallback{shared: buckets, local: bucket.NewMemory(), log: s.log, metrics: s.metrics}, log: s.log, off: cfg.NoRateLimits}
 	s.meter = newMeter(cfg.DB, s.log)
+	if !cfg.NoKeptAnswers {
+		s.kept = newAnswers(keptAnswersBytes)
+	}
 	if !cfg.NoRequestLog {
 		s.requests = &requestLog{db: cfg.DB, log: s.log}
 	}

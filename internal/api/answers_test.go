@@ -1,0 +1,43 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+	"testing"
+)
+
+// The kept answers hold at most their budget, dropping the oldest first,
+// keep nothing longer than maxKeptBody, and hand out copies of their
+// headers: a response's ETag set later is not kept.
+func TestAnswersBudget(t *testing.T) {
+	a := newAnswers(300)
+	ok := func(n int) response {
+		return response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: bytes.Repeat([]byte("x"), n)}
+	}
+	a.put("one", ok(100))
+	a.put("two", ok(100))
+	a.put("three", ok(100))
+	a.put("four", ok(100)) // over the budget: "one" goes
+	if _, kept := a.get("one"); kept {
+		t.Fatal("the oldest answer was kept over the budget")
+	}
+	for _, tag := range []string{"two", "three", "four"} {
+		resp, kept := a.get(tag)
+		if !kept || len(resp.body) != 100 || resp.header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s: %v %d %v", tag, kept, len(resp.body), resp.header)
+		}
+		resp.header.Set("ETag", `"x"`)
+	}
+	if resp, _ := a.get("two"); resp.header.Get("ETag") != "" {
+		t.Fatal("a header set on an answer handed out was kept")
+	}
+	a.put("big", ok(301))
+	if _, kept := a.get("big"); kept {
+		t.Fatal("an answer over the whole budget was kept")
+	}
+	var none *answers
+	none.put("x", ok(1))
+	if _, kept := none.get("x"); kept {
+		t.Fatal("no answers kept anything")
+	}
+}
