@@ -25,11 +25,15 @@ type answers struct {
 	maxBytes int
 }
 
-// keptAnswer is a 200's body and headers, shared and never changed.
+// keptAnswer is a 200's JSON body, shared and never changed.
 type keptAnswer struct {
-	header http.Header
-	body   []byte
+	body []byte
 }
+
+// keptCost is what a kept answer costs against the budget: its body, its
+// tag, and what the map and the order hold for it (a few hundred bytes,
+// which a budget of bodies alone would let many small answers outgrow).
+func keptCost(tag string, body []byte) int { return len(body) + len(tag) + 256 }
 
 // keptAnswersBytes is how much of bodies a process keeps: a few thousand
 // pages of twenty bills.
@@ -53,28 +57,30 @@ func (a *answers) get(tag string) (response, bool) {
 	if !ok {
 		return response{}, false
 	}
-	return response{status: http.StatusOK, header: k.header.Clone(), body: k.body}, true
+	return response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: k.body}, true
 }
 
-// put keeps a copy of resp, a 200 made for tag, unless it is too long.
+// put keeps a copy of resp, a 200 made for tag, if it is JSON with no
+// other header and not too long.
 func (a *answers) put(tag string, resp response) {
-	if a == nil || len(resp.body) > maxKeptBody || len(resp.body) > a.maxBytes {
+	cost := keptCost(tag, resp.body)
+	if a == nil || len(resp.body) > maxKeptBody || cost > a.maxBytes ||
+		len(resp.header) != 1 || resp.header.Get("Content-Type") != "application/json" {
 		return
 	}
-	k := keptAnswer{header: resp.header.Clone(), body: append([]byte(nil), resp.body...)}
-	k.header.Del("ETag")
+	k := keptAnswer{body: append([]byte(nil), resp.body...)}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, ok := a.byTag[tag]; ok {
 		return
 	}
-	for a.bytes+len(k.body) > a.maxBytes && len(a.order) > 0 {
+	for a.bytes+cost > a.maxBytes && len(a.order) > 0 {
 		old := a.order[0]
 		a.order = a.order[1:]
-		a.bytes -= len(a.byTag[old].body)
+		a.bytes -= keptCost(old, a.byTag[old].body)
 		delete(a.byTag, old)
 	}
 	a.byTag[tag] = k
 	a.order = append(a.order, tag)
-	a.bytes += len(k.body)
+	a.bytes += cost
 }

@@ -6,11 +6,12 @@ import (
 	"testing"
 )
 
-// The kept answers hold at most their budget, dropping the oldest first,
-// keep nothing longer than maxKeptBody, and hand out copies of their
-// headers: a response's ETag set later is not kept.
+// The kept answers hold at most their budget (each answer's body, tag and
+// bookkeeping), dropping the oldest first, keep nothing over the budget or
+// other than plain JSON, and hand out headers of their own: a response's
+// ETag set later is not kept.
 func TestAnswersBudget(t *testing.T) {
-	a := newAnswers(300)
+	a := newAnswers(3 * keptCost("three", make([]byte, 100)))
 	ok := func(n int) response {
 		return response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: bytes.Repeat([]byte("x"), n)}
 	}
@@ -31,9 +32,15 @@ func TestAnswersBudget(t *testing.T) {
 	if resp, _ := a.get("two"); resp.header.Get("ETag") != "" {
 		t.Fatal("a header set on an answer handed out was kept")
 	}
-	a.put("big", ok(301))
+	a.put("big", ok(3*keptCost("three", make([]byte, 100))))
 	if _, kept := a.get("big"); kept {
 		t.Fatal("an answer over the whole budget was kept")
+	}
+	withLink := ok(10)
+	withLink.header.Set("Link", "<x>")
+	a.put("link", withLink)
+	if _, kept := a.get("link"); kept {
+		t.Fatal("an answer with a header of its own was kept")
 	}
 	var none *answers
 	none.put("x", ok(1))

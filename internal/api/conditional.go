@@ -1,10 +1,12 @@
 package api
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"io"
 	"net/http"
-	"runtime/debug"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,7 +40,7 @@ import (
 // read not versioned) possibly turned into a 304.
 func (s *Server) read(c *call, op *operation) response {
 	tag := ""
-	if !op.fresh && c.caller.account != nil {
+	if c.r.Method == http.MethodGet && !op.fresh && c.caller.account != nil {
 		// A failed read of the version is met again by the answer's own
 		// reads, which say what it was (a key's kept lookup out of date
 		// among others).
@@ -89,7 +91,7 @@ func notModified(resp response, tag string) response {
 // query at the landlord's data version v (see read), from this build and
 // its configuration (a tenant's chat link is made from the LINE account's
 // add-friend URL).
-func (s *Server) versionTag(cl *caller, r *http.Request, v int64) string {
+func (s *Server) versionTag(cl *caller, r *http.Request, v string) string {
 	var buf [512]byte
 	b := append(buf[:0], "version\x00"...)
 	b = append(b, build()...)
@@ -100,7 +102,7 @@ func (s *Server) versionTag(cl *caller, r *http.Request, v int64) string {
 	b = append(b, '?')
 	b = append(b, r.URL.RawQuery...)
 	b = append(b, 0)
-	b = strconv.AppendInt(b, v, 10)
+	b = append(b, v...)
 	if cl.key != nil {
 		b = append(b, 0)
 		b = append(b, cl.key.App.ID...)
@@ -108,15 +110,25 @@ func (s *Server) versionTag(cl *caller, r *http.Request, v int64) string {
 	return tagOf(cl, b)
 }
 
-// build names the build that renders the answers (a digest of its build
-// information), so that a tag made by one version of the service is not
-// taken by another.
+// build names the build that renders the answers, so that a tag made by
+// one version of the service is not taken by another: a digest of the
+// running executable (a build records its commit only when made in a
+// clean checkout), or, if it cannot be read, a random name for this
+// process.
 var build = sync.OnceValue(func() string {
-	bi, _ := debug.ReadBuildInfo()
-	if bi == nil {
-		return ""
+	var sum [sha256.Size]byte
+	if exe, err := os.Executable(); err == nil {
+		if f, err := os.Open(exe); err == nil {
+			h := sha256.New()
+			if _, err := io.Copy(h, f); err == nil {
+				h.Sum(sum[:0])
+			}
+			f.Close()
+		}
 	}
-	sum := sha256.Sum256([]byte(bi.String()))
+	if sum == [sha256.Size]byte{} {
+		rand.Read(sum[:])
+	}
 	return base64.RawURLEncoding.EncodeToString(sum[:12])
 })
 

@@ -195,7 +195,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 		s.writeError(w, r, err)
 		return true
 	}
-	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !op.fresh {
+	if r.Method == http.MethodGet && !op.fresh {
 		key.WantVersion() // for the answer's tag (see Server.read)
 	}
 	owner, cl, counter, err := s.authenticate(w, r, op, key)

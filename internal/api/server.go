@@ -183,6 +183,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if !cfg.NoKeptAnswers {
 		s.kept = newAnswers(keptAnswersBytes)
 	}
+	build() // the digest tags are made with, now rather than at the first read
 	if !cfg.NoRequestLog {
 		s.requests = &requestLog{db: cfg.DB, log: s.log}
 	}

@@ -54,11 +54,11 @@ func (db *DB) lookupKey(ctx context.Context, fingerprint, accountHint string, no
 	o, kept, ok := c.kept(fingerprint, accountHint, now)
 	var version int64
 	if along != nil && ok && o.Account != nil {
-		var data sql.NullInt64
-		if err := q.c.QueryRowContext(ctx, accessAndDataVersion, o.Account.LandlordID).Scan(&version, &data); err != nil {
+		var writes, clock sql.NullInt64
+		if err := q.c.QueryRowContext(ctx, accessAndDataVersion, o.Account.LandlordID).Scan(&version, &writes, &clock); err != nil {
 			return nil, fmt.Errorf("store: access version: %w", err)
 		}
-		along.landlordID, along.version = o.Account.LandlordID, data.Int64
+		along.landlordID, along.version = o.Account.LandlordID, dataVersion{writes.Int64, clock.Int64}.String()
 	} else if err := q.c.QueryRowContext(ctx, accessVersion).Scan(&version); err != nil {
 		return nil, fmt.Errorf("store: access version: %w", err)
 	}
@@ -85,13 +85,13 @@ func (db *DB) lookupKey(ctx context.Context, fingerprint, accountHint string, no
 }
 
 // accessAndDataVersion reads the access version and the data version of
-// the landlord $1 (null if there is none), in one statement.
-const accessAndDataVersion = `SELECT version, (SELECT data_version FROM landlords WHERE id = $1) FROM access_version`
+// the landlord $1 (nulls if there is none), in one statement.
+const accessAndDataVersion = `SELECT a.version, l.data_version, l.clock FROM access_version a LEFT JOIN landlords l ON l.id = $1`
 
 // versionRead is a landlord's data version read along with a key's lookup.
 type versionRead struct {
 	landlordID string
-	version    int64
+	version    string
 }
 
 // kept returns a copy of the key's kept lookup and the access version it

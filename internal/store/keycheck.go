@@ -263,7 +263,7 @@ func (k *KeyRun) WantVersion() {
 // DataVersion is the landlord's data version (see Queries.DataVersion):
 // the one read along with the run's key lookup if it was this landlord's,
 // else read with q, whose first statement carries the run's check.
-func (k *KeyRun) DataVersion(ctx context.Context, q *Queries, landlordID string) (int64, error) {
+func (k *KeyRun) DataVersion(ctx context.Context, q *Queries, landlordID string) (string, error) {
 	if k != nil && k.along.landlordID == landlordID && landlordID != "" {
 		return k.along.version, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"rentapi/internal/promptpay"
 	"rentapi/internal/rental"
@@ -168,20 +169,33 @@ func (tx *Tx) SetLandlordPlan(ctx context.Context, landlordID string, plan renta
 		landlordID, string(plan), plan.QRPayments(), ms(tx.Now))
 }
 
-// DataVersion is the landlord's data version: every write of the
-// landlord's data claims the landlord first (Tx.Claim), and the claim
-// moves the version on, in the same transaction. So a read made from the
-// landlord's data alone, by the same caller, answers the same for as long
-// as the version has not moved, on every process: what the API's ETags are
-// made from. A landlord that is not there has version 0.
-func (q *Queries) DataVersion(ctx context.Context, landlordID string) (int64, error) {
-	var v int64
-	err := q.c.QueryRowContext(ctx, `SELECT data_version FROM landlords WHERE id = $1`, landlordID).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
+// DataVersion is where the landlord's data stands, as an opaque token:
+// every write of the landlord's data claims the landlord first (Tx.Claim),
+// and the claim moves the landlord's count of writes on, in the same
+// transaction, and its clock. So a read made from the landlord's data
+// alone, by the same caller, answers the same for as long as the token is
+// the same, on every process: what the API's ETags are made from. The clock
+// keeps a token from coming back after a database is restored to an
+// earlier copy (the next write's clock is later than any before). The
+// landlord's row holds more than its data (its PromptPay receiver, set
+// without a claim): no read tagged by the token shows it. A landlord that
+// is not there has the token "0".
+func (q *Queries) DataVersion(ctx context.Context, landlordID string) (string, error) {
+	var v dataVersion
+	err := q.c.QueryRowContext(ctx, `SELECT data_version, clock FROM landlords WHERE id = $1`, landlordID).Scan(&v.writes, &v.clock)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("store: data version: %w", err)
 	}
-	if err != nil {
-		return 0, fmt.Errorf("store: data version: %w", err)
+	return v.String(), nil
+}
+
+// dataVersion is a landlord's count of writes and clock (see
+// Queries.DataVersion).
+type dataVersion struct{ writes, clock int64 }
+
+func (v dataVersion) String() string {
+	if v == (dataVersion{}) {
+		return "0"
 	}
-	return v, nil
+	return strconv.FormatInt(v.writes, 10) + "." + strconv.FormatInt(v.clock, 10)
 }

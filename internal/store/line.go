@@ -34,18 +34,31 @@ func (db *DB) issueRegistrationCodes(ctx context.Context) error {
 		return fmt.Errorf("store: tenants without codes: %w", err)
 	}
 	for _, id := range ids {
-		if _, err := db.WritePool().ExecContext(ctx, `UPDATE tenants SET chat_registration_code = $2
-			WHERE id = $1 AND chat_registration_code IS NULL`, id, rental.NewRegistrationCode()); err != nil {
-			return fmt.Errorf("store: issue registration code: %w", err)
-		}
-		// The tenant's answer changed with no claim: its landlord's data
-		// version moves on all the same (see DataVersion).
-		if _, err := db.WritePool().ExecContext(ctx, `UPDATE landlords SET data_version = data_version + 1
-			WHERE id = (SELECT landlord_id FROM tenants WHERE id = $1)`, id); err != nil {
-			return fmt.Errorf("store: issue registration code: %w", err)
+		if err := db.issueRegistrationCode(ctx, id); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// issueRegistrationCode gives the tenant a code, if it still has none, and
+// moves its landlord's data version on (see DataVersion) in the same
+// transaction: the tenant's answer changes.
+func (db *DB) issueRegistrationCode(ctx context.Context, tenantID string) error {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.c.ExecContext(ctx, `UPDATE landlords SET data_version = data_version + 1
+		WHERE id = (SELECT landlord_id FROM tenants WHERE id = $1)`, tenantID); err != nil {
+		return fmt.Errorf("store: issue registration code: %w", err)
+	}
+	if _, err := tx.c.ExecContext(ctx, `UPDATE tenants SET chat_registration_code = $2
+		WHERE id = $1 AND chat_registration_code IS NULL`, tenantID, rental.NewRegistrationCode()); err != nil {
+		return fmt.Errorf("store: issue registration code: %w", err)
+	}
+	return tx.Commit()
 }
 
 // MarkLineEvent records a LINE webhook event by its webhookEventId in the
