@@ -5,7 +5,10 @@
 # (with RENTAPI_BENCH_POSTGRES) PostgreSQL, and the same list and a create
 # on PocketBase, each under `wrk -t2 -c32 --latency`, the targets rotated
 # over the rounds; then GET bills at a fixed rate of half the maximum
-# measured, and each server's peak RSS. See bench/README.md.
+# measured (with bare at the same rate, and the tail ratio), the page
+# plain and conditional (304) with the server's CPU for each, each
+# server's peak RSS, and the webhook burst (bench/webhooks.sh). See
+# bench/README.md.
 #
 #   bench/compare.sh
 #   RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' bench/compare.sh
@@ -248,18 +251,45 @@ for t in "${targets[@]}"; do
 done
 
 # At a fixed rate of half the maximum each engine answered (median), the
-# latencies a server has when it is not saturated; bare at the SQLite rate
-# for scale, and at half its own maximum: what the machine gives a server
-# that does nothing but answer, when that server takes as much of it.
+# latencies a server has when it is not saturated, and bare at the same
+# rate: the tail ratio is the engine's p99 over bare's at that rate (issue
+# 35 asks for at most 2). Then bare at half its own maximum: what the
+# machine gives a server that does nothing but answer, when that server
+# takes as much of it.
 printf '\nGET /v1/bills?limit=20 at a fixed rate (half the req/s above) for %s, cycle pace:\n' "$duration"
+p99() { grep -o 'p99 *[0-9.]*' <<<"$1" | awk '{print $2}'; }
 for engine in "${engines[@]}"; do
 	rate=$(awk -v m="$(median "$work/res-get-$engine" 1)" 'BEGIN {printf "%.0f", m / 2}')
-	[ "$engine" = sqlite ] && sqlite_rate=$rate
-	printf 'fixed rate, %-9s %s\n' "$engine" "$("$cycle" -url "${url[$engine]}" -key "${key[$engine]}" -rate "$rate" -duration "$duration" -c "$conns" pace)"
+	out=$("$cycle" -url "${url[$engine]}" -key "${key[$engine]}" -rate "$rate" -duration "$duration" -c "$conns" pace)
+	printf 'fixed rate, %-9s %s\n' "$engine" "$out"
+	bare=$("$cycle" -url "${url[bare]}" -rate "$rate" -duration "$duration" -c "$conns" pace)
+	printf 'fixed rate, %-9s %s\n' bare "$bare"
+	awk -v e="$(p99 "$out")" -v b="$(p99 "$bare")" -v n="$engine" 'BEGIN {printf "tail ratio, %-9s p99 %.2f ms ÷ bare %.2f ms = %.1f\n", n, e, b, e / b}'
 done
-printf 'fixed rate, %-9s %s\n' bare "$("$cycle" -url "${url[bare]}" -rate "$sqlite_rate" -duration "$duration" -c "$conns" pace)"
 rate=$(awk -v m="$bare_rps" 'BEGIN {printf "%.0f", m / 2}')
 printf 'fixed rate, %-9s %s\n' "bare at half its maximum" "$("$cycle" -url "${url[bare]}" -rate "$rate" -duration "$duration" -c "$conns" pace)"
+
+# Conditional GETs: the page at full speed with If-None-Match holding its
+# current ETag (304, no body), against the plain 200 just before it, with
+# the server's CPU per request (utime+stime from /proc) for each.
+printf '\nGET /v1/bills?limit=20 at full speed, plain and with If-None-Match (%s each):\n' "$duration"
+cpu_run() { # NAME HEADER...: "rate cpu-us" of one wrk run against NAME
+	local name=$1 t0 t1 out
+	shift
+	t0=$(awk '{print $14 + $15}' "/proc/${pid[$name]}/stat")
+	out=$(wrk -t"$threads" -c"$conns" -d"$duration" -H "Authorization: Bearer ${key[$name]}" "$@" "${url[$name]}/v1/bills?limit=20")
+	t1=$(awk '{print $14 + $15}' "/proc/${pid[$name]}/stat")
+	awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" '/requests in/ {n = $1} /^Requests\/sec:/ {rate = $2}
+		END {printf "%.0f %.0f\n", rate, d / hz * 1e6 / n}' <<<"$out"
+}
+for engine in "${engines[@]}"; do
+	tag=$(curl -fsS -D - -o /dev/null -H "Authorization: Bearer ${key[$engine]}" "${url[$engine]}/v1/bills?limit=20" |
+		awk -F': ' 'tolower($1) == "etag" {print $2}' | tr -d '\r')
+	read -r r200 c200 <<<"$(cpu_run "$engine")"
+	read -r r304 c304 <<<"$(cpu_run "$engine" -H "If-None-Match: $tag")"
+	printf 'conditional, %-9s 200 %6s req/s %5s us cpu   304 %6s req/s %5s us cpu   304 ÷ 200 cpu %s\n' "$engine" "$r200" "$c200" "$r304" "$c304" \
+		"$(awk -v a="$c304" -v b="$c200" 'BEGIN {printf "%.0f%%", 100 * a / b}')"
+done
 
 echo
 echo "peak RSS (VmHWM):"
@@ -267,3 +297,10 @@ for name in "${engines[@]}" pocketbase bare; do
 	[ -n "${pid[$name]:-}" ] || continue
 	printf '  %-10s %s\n' "$name" "$(awk '/^VmHWM/ {printf "%.0f MB", $2 / 1024}' "/proc/${pid[$name]}/status")"
 done
+
+# The webhook burst (bench/webhooks.sh), which no change for the reads and
+# writes above may slow by more than a tenth. WEBHOOKS=0 leaves it out.
+if [ "${WEBHOOKS:-1}" = 1 ]; then
+	echo
+	BURST="${WEBHOOK_BURST:-10000}" RATE="${WEBHOOK_RATE:-200}" bench/webhooks.sh
+fi
