@@ -94,8 +94,13 @@ func (tx *Tx) RegisterLineCode(ctx context.Context, code, lineUserID string) (*r
 	if err != nil {
 		return nil, err
 	}
-	// Locked, the code is read again: a second message with the same code
-	// waits here for the first and then finds it used.
+	// Claimed first, as every write of the landlord's is (the landlord,
+	// then its rows: no deadlock with the API's writes), then locked, the
+	// code is read again: a second message with the same code waits here
+	// for the first and then finds it used.
+	if err := tx.Claim(ctx, acct); err != nil {
+		return nil, err
+	}
 	if err := tx.lock(ctx, "tenants", "tenant", landlordID, id); err != nil {
 		return nil, err
 	}
@@ -115,10 +120,10 @@ func (tx *Tx) RegisterLineCode(ctx context.Context, code, lineUserID string) (*r
 // tenant.line_registered and tenant.updated; a tenant already registered is
 // returned as it is.
 func (tx *Tx) RegisterLine(ctx context.Context, acct *rental.Account, tenantID, lineUserID string) (*rental.Tenant, error) {
-	if err := tx.lock(ctx, "tenants", "tenant", acct.LandlordID, tenantID); err != nil {
+	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
-	if err := tx.Claim(ctx, acct); err != nil {
+	if err := tx.lock(ctx, "tenants", "tenant", acct.LandlordID, tenantID); err != nil {
 		return nil, err
 	}
 	t, err := tx.GetTenant(ctx, acct, tenantID)
@@ -164,10 +169,10 @@ func (tx *Tx) UnfollowLine(ctx context.Context, lineUserID string) (*rental.Tena
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.lock(ctx, "tenants", "tenant", landlordID, id); err != nil {
+	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
-	if err := tx.Claim(ctx, acct); err != nil {
+	if err := tx.lock(ctx, "tenants", "tenant", landlordID, id); err != nil {
 		return nil, err
 	}
 	code := rental.NewRegistrationCode()
