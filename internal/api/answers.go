@@ -19,15 +19,10 @@ import (
 // write on any process is seen at the next read on every other.
 type answers struct {
 	mu       sync.Mutex
-	byTag    map[string]keptAnswer
-	order    []string // tags, oldest first
+	byTag    map[string][]byte // 200s' JSON bodies, shared and never changed
+	order    []string          // tags, oldest first
 	bytes    int
 	maxBytes int
-}
-
-// keptAnswer is a 200's JSON body, shared and never changed.
-type keptAnswer struct {
-	body []byte
 }
 
 // keptCost is what a kept answer costs against the budget: its body, its
@@ -43,7 +38,7 @@ const keptAnswersBytes = 16 << 20
 const maxKeptBody = 256 << 10
 
 func newAnswers(maxBytes int) *answers {
-	return &answers{byTag: map[string]keptAnswer{}, maxBytes: maxBytes}
+	return &answers{byTag: map[string][]byte{}, maxBytes: maxBytes}
 }
 
 // get is the answer kept under tag, as a response of its own.
@@ -52,12 +47,12 @@ func (a *answers) get(tag string) (response, bool) {
 		return response{}, false
 	}
 	a.mu.Lock()
-	k, ok := a.byTag[tag]
+	body, ok := a.byTag[tag]
 	a.mu.Unlock()
 	if !ok {
 		return response{}, false
 	}
-	return response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: k.body}, true
+	return response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: body}, true
 }
 
 // put keeps a copy of resp, a 200 made for tag, if it is JSON with no
@@ -68,7 +63,7 @@ func (a *answers) put(tag string, resp response) {
 		len(resp.header) != 1 || resp.header.Get("Content-Type") != "application/json" {
 		return
 	}
-	k := keptAnswer{body: append([]byte(nil), resp.body...)}
+	body := append([]byte(nil), resp.body...)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if _, ok := a.byTag[tag]; ok {
@@ -77,10 +72,10 @@ func (a *answers) put(tag string, resp response) {
 	for a.bytes+cost > a.maxBytes && len(a.order) > 0 {
 		old := a.order[0]
 		a.order = a.order[1:]
-		a.bytes -= keptCost(old, a.byTag[old].body)
+		a.bytes -= keptCost(old, a.byTag[old])
 		delete(a.byTag, old)
 	}
-	a.byTag[tag] = k
+	a.byTag[tag] = body
 	a.order = append(a.order, tag)
 	a.bytes += cost
 }

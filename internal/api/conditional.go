@@ -40,7 +40,7 @@ import (
 // read not versioned) possibly turned into a 304.
 func (s *Server) read(c *call, op *operation) response {
 	tag := ""
-	if c.r.Method == http.MethodGet && !op.fresh && c.caller.account != nil {
+	if op.versioned(c.r) && c.caller.account != nil {
 		// A failed read of the version is met again by the answer's own
 		// reads, which say what it was (a key's kept lookup out of date
 		// among others).

@@ -94,6 +94,10 @@ func (s *Server) appEndpoint(scope rental.Scope, query []string, h handlerFunc) 
 	return s.adapt(operation{scope: scope, query: query, h: h, appLevel: true, fresh: true})
 }
 
+// versioned reports whether r, a request for op, is a read tagged by its
+// landlord's data version (see Server.read).
+func (op *operation) versioned(r *http.Request) bool { return r.Method == http.MethodGet && !op.fresh }
+
 // freshEndpoint is endpoint for a read whose answer changes without a
 // write of the landlord's data (see operation.fresh).
 func (s *Server) freshEndpoint(scope rental.Scope, query []string, h handlerFunc) http.Handler {
@@ -195,7 +199,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 		s.writeError(w, r, err)
 		return true
 	}
-	if r.Method == http.MethodGet && !op.fresh {
+	if op.versioned(r) {
 		key.WantVersion() // for the answer's tag (see Server.read)
 	}
 	owner, cl, counter, err := s.authenticate(w, r, op, key)
