@@ -61,25 +61,53 @@ func (db *DB) acquire(ctx context.Context, p *sql.DB) (*sql.Conn, error) {
 // queue of a landlord's writers).
 func (db *DB) Wait() time.Duration { return db.wait }
 
-// txConn is a SQLite transaction as a Conn: its statements share its
-// connection.
-type txConn struct{ tx *sql.Tx }
+// txConn is a group's SQLite transaction (see group) as a Conn: its
+// statements share its connection, and run without their context's
+// cancellation. A statement that fails in a way after which SQLite may
+// have rolled the whole transaction back breaks the group, and every
+// statement after it fails the same way: run outside the transaction, it
+// would commit on its own.
+type txConn struct{ b *batch }
 
 func (c txConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return c.tx.ExecContext(ctx, query, args...)
+	if err := c.b.broken; err != nil {
+		return nil, err
+	}
+	res, err := c.b.tx.ExecContext(context.WithoutCancel(ctx), query, args...)
+	return res, c.b.check(err)
 }
 
 func (c txConn) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
-	rows, err := c.tx.QueryContext(ctx, query, args...)
-	if err != nil {
+	if err := c.b.broken; err != nil {
 		return nil, err
+	}
+	rows, err := c.b.tx.QueryContext(context.WithoutCancel(ctx), query, args...)
+	if err != nil {
+		return nil, c.b.check(err)
 	}
 	return rows, nil
 }
 
 func (c txConn) QueryRowContext(ctx context.Context, query string, args ...any) Row {
-	return c.tx.QueryRowContext(ctx, query, args...)
+	if err := c.b.broken; err != nil {
+		return errRow{err}
+	}
+	return checkedRow{c.b.tx.QueryRowContext(context.WithoutCancel(ctx), query, args...), c.b}
 }
+
+// checkedRow is a row of a group's transaction, whose failure is checked
+// like a statement's (see txConn).
+type checkedRow struct {
+	row *sql.Row
+	b   *batch
+}
+
+func (r checkedRow) Scan(dest ...any) error { return r.b.check(r.row.Scan(dest...)) }
+
+// errRow is a row that fails with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
 
 // pool is a pool as a Conn: each statement takes a connection through
 // acquire (so its wait is bounded) and gives it back when done.

@@ -15,6 +15,8 @@
 //   - errors.go: the engines' error codes, as predicates;
 //   - tx.go: Tx and Stmt (statements left for later, or for the commit,
 //     and their checks), commit hooks;
+//   - group.go: SQLite's writers sharing one transaction and its commit,
+//     each in a savepoint of its own;
 //   - pipeline.go: PostgreSQL's Tx spoken through pgx, whose statements
 //     travel together in pipelined batches;
 //   - check.go: a Check, a condition a read confirms in the round trip of
@@ -57,7 +59,8 @@ const (
 
 // DB is the two pools of one database. On SQLite every write goes through
 // one connection (SQLite has one writer anyway; queuing in Go beats busy
-// retries) and reads use a separate pool; on PostgreSQL both are one pool.
+// retries, and lets the writers queued share a commit) and reads use a
+// separate pool; on PostgreSQL both are one pool.
 type DB struct {
 	engine Engine
 	write  *sql.DB
@@ -68,6 +71,8 @@ type DB struct {
 	// checkpoints copies SQLite's log into its database file (nil on
 	// PostgreSQL).
 	checkpoints *checkpointer
+	// group lets SQLite's writers share commits (nil on PostgreSQL).
+	group *group
 }
 
 // Options tune Open. The zero value is the production setting.
@@ -145,6 +150,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		r.SetMaxOpenConns(8)
 		r.SetMaxIdleConns(8)
 		db.engine, db.write, db.read = SQLite, w, r
+		db.group = &group{db: db}
 		db.checkpoints = startCheckpointer(base, opts.Log)
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		cfg, err := pgx.ParseConfig(dsn)

@@ -651,3 +651,158 @@ func thingRows(n int) [][]any {
 	}
 	return rows
 }
+
+// grouped begins a writer with first's work and a second writer that
+// waits for the turn behind it, then commits the first: with the second
+// waiting, the first hands it the open transaction (see database.Begin),
+// and its Commit, whose result comes on the channel, waits for the
+// group's. The second writer's context is ctx.
+func grouped(t *testing.T, b *bundle, ctx context.Context, first ...database.Stmt) (*database.Tx, <-chan error) {
+	t.Helper()
+	tx1, err := b.db.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx1.ExecAll(t.Context(), first); err != nil {
+		t.Fatal(err)
+	}
+	second := make(chan *database.Tx, 1)
+	go func() {
+		tx2, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		second <- tx2
+	}()
+	for database.Waiting(b.db) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	committed := make(chan error, 1)
+	go func() { committed <- tx1.Commit() }()
+	tx2 := <-second
+	if tx2 == nil {
+		t.FailNow()
+	}
+	return tx2, committed
+}
+
+// TestGroupCommit: on SQLite a writer that finds another waiting leaves it
+// the open transaction, and its Commit returns when the group's has: the
+// second sees the first's work, nobody else does until then, a member's
+// failure or rollback undoes its own work and no other's, a member's
+// cancelled context does not reach the shared transaction, and a group
+// whose transaction is lost fails every member's Commit.
+func TestGroupCommit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, database.SQLite, database.Options{})
+	ctx := t.Context()
+	pending := func(committed <-chan error) {
+		t.Helper()
+		select {
+		case err := <-committed:
+			t.Fatalf("the first writer's Commit returned (%v) before its group's commit", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	has := func(id string) bool {
+		t.Helper()
+		var n int
+		if err := b.db.Reader().QueryRowContext(ctx, `SELECT count(*) FROM things WHERE id = $1`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+
+	t.Run("shared", func(t *testing.T) {
+		tx2, committed := grouped(t, b, ctx, insert("a", 1))
+		var n int
+		if err := tx2.QueryRowContext(ctx, `SELECT n FROM things WHERE id = 'a'`).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("the second writer reads the first's row: %d, %v", n, err)
+		}
+		pending(committed)
+		if has("a") {
+			t.Fatal("a reader sees the group's work before its commit")
+		}
+		if err := tx2.Commit(insert("b", 2)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-committed; err != nil {
+			t.Fatal(err)
+		}
+		if !has("a") || !has("b") {
+			t.Fatal("the group's commit lost a member's row")
+		}
+	})
+
+	t.Run("member fails", func(t *testing.T) {
+		tx2, committed := grouped(t, b, ctx, insert("c", 3))
+		if err := tx2.ExecAll(ctx, []database.Stmt{insert("d", 4), insert("c", 5)}); !database.IsUniqueViolation(errors.Unwrap(err)) {
+			t.Fatalf("a second c: %v", err)
+		}
+		if err := tx2.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-committed; err != nil {
+			t.Fatal(err)
+		}
+		if !has("c") || has("d") {
+			t.Fatalf("c %v (want it), d %v (rolled back)", has("c"), has("d"))
+		}
+	})
+
+	t.Run("member cancelled", func(t *testing.T) {
+		gone, cancel := context.WithCancel(ctx)
+		tx2, committed := grouped(t, b, gone, insert("e", 6))
+		cancel()
+		if _, err := tx2.ExecContext(gone, `UPDATE things SET n = 7 WHERE id = 'e'`); err != nil {
+			t.Fatalf("a statement of the cancelled writer: %v", err)
+		}
+		if err := tx2.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-committed; err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := b.db.Reader().QueryRowContext(ctx, `SELECT n FROM things WHERE id = 'e'`).Scan(&n); err != nil || n != 6 {
+			t.Fatalf("e: %d, %v; want the first writer's 6", n, err)
+		}
+	})
+
+	t.Run("group lost", func(t *testing.T) {
+		tx2, committed := grouped(t, b, ctx, insert("g", 8))
+		// A full disk: SQLite may roll the whole transaction back.
+		var pages int64
+		if err := tx2.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx2.ExecContext(ctx, `PRAGMA max_page_count = `+strconv.FormatInt(pages, 10)); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tx2.ExecContext(ctx, `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 100000)
+			INSERT INTO things (id, n) SELECT 'big' || i, i FROM s`)
+		if err == nil {
+			t.Fatal("the disk was not full")
+		}
+		if err := tx2.Commit(insert("h", 9)); err == nil {
+			t.Fatal("the second writer's Commit succeeded in a lost transaction")
+		}
+		if err := <-committed; err == nil {
+			t.Fatal("the first writer's Commit succeeded, its work lost")
+		}
+		if has("g") || has("h") {
+			t.Fatalf("g %v, h %v: a lost group's work is there", has("g"), has("h"))
+		}
+		// The next writer starts a new group.
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `PRAGMA max_page_count = 1073741823`); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(insert("i", 10)); err != nil || !has("i") {
+			t.Fatalf("after a lost group: %v", err)
+		}
+	})
+}

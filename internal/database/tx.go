@@ -3,7 +3,6 @@ package database
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -27,6 +26,13 @@ type Tx struct {
 	// onCommit are called once the transaction committed.
 	onCommit []func()
 	ended    bool
+	// On SQLite, the group whose transaction tx shares, and its batch
+	// (see group); left is whether tx's part in it is over, others
+	// whether it began after other members' work.
+	g      *group
+	b      *batch
+	left   bool
+	others bool
 }
 
 // Stmt is a statement whose answer a transaction reads later than it
@@ -53,32 +59,26 @@ type Stmt struct {
 	Rows func(Rows) error
 }
 
-// Begin starts a write transaction. On SQLite it takes the write lock at
-// once (BEGIN IMMEDIATE), so a transaction never fails half way on a busy
-// lock; on PostgreSQL BEGIN travels with the first statement (see pgConn).
-// Waiting for the write connection is bounded (see Options.Wait).
+// Begin starts a write transaction. On SQLite it is a member of a group
+// that shares one transaction and its commit (see group), which took the
+// write lock at once (BEGIN IMMEDIATE), so a transaction never fails half
+// way on a busy lock; on PostgreSQL BEGIN travels with the first statement
+// (see pgConn). Waiting for the write connection is bounded (see
+// Options.Wait).
 func (db *DB) Begin(ctx context.Context) (*Tx, error) {
+	if db.group != nil {
+		return db.group.begin(ctx)
+	}
 	conn, err := db.acquire(ctx, db.write)
 	if err != nil {
 		return nil, fmt.Errorf("database: begin: %w", err)
 	}
-	if db.engine == Postgres {
-		pg, err := beginPostgres(conn)
-		if err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("database: begin: %w", err)
-		}
-		return &Tx{c: pg, pg: pg, conn: conn, Now: db.now().UTC()}, nil
-	}
-	tx, err := conn.BeginTx(ctx, nil)
+	pg, err := beginPostgres(conn)
 	if err != nil {
 		conn.Close()
-		if ctx.Err() == nil && Refused(err) {
-			return nil, Unavailable(err)
-		}
 		return nil, fmt.Errorf("database: begin: %w", err)
 	}
-	return &Tx{c: txConn{tx}, tx: tx, conn: conn, Now: db.now().UTC()}, nil
+	return &Tx{c: pg, pg: pg, conn: conn, Now: db.now().UTC()}, nil
 }
 
 // ExecContext runs a statement in the transaction.
@@ -191,10 +191,11 @@ func (tx *Tx) Commit(first ...Stmt) error {
 	ctx := context.Background()
 	last := append(first, tx.atCommit...)
 	var err error
-	if tx.pg != nil {
+	switch {
+	case tx.pg != nil:
 		err = tx.pg.commit(ctx, last)
-	} else if err = tx.ExecAll(ctx, last); err == nil {
-		err = tx.tx.Commit()
+	default:
+		err = tx.commitMember(ctx, last)
 	}
 	if err != nil {
 		tx.Rollback()
@@ -213,19 +214,23 @@ func (tx *Tx) Rollback() error {
 		return nil
 	}
 	var err error
-	if tx.pg != nil {
+	switch {
+	case tx.pg != nil:
 		err = tx.pg.rollback()
-	} else if err = tx.tx.Rollback(); errors.Is(err, sql.ErrTxDone) {
-		err = nil
+	default:
+		tx.rollbackMember()
 	}
 	tx.end()
 	return err
 }
 
-// end gives the connection back to the pool.
+// end gives the connection back to the pool (a group's stays with the
+// group).
 func (tx *Tx) end() {
 	tx.ended = true
-	tx.conn.Close()
+	if tx.conn != nil {
+		tx.conn.Close()
+	}
 }
 
 // SQLTx is the transaction on SQLite, for a library that takes a *sql.Tx

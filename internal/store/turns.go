@@ -17,7 +17,9 @@ import (
 // while PostgreSQL queues it on that lock, leaving none for other landlords,
 // and every commit would wake them all to fight for the lock again. Writers
 // in other processes still wait on the row lock itself: the queue is only
-// what makes one process's own waiting cheap.
+// what makes one process's own waiting cheap. PostgreSQL's alone: SQLite's
+// writers all queue for its one write connection, where they share
+// commits (see database.Begin).
 type turns struct {
 	mu sync.Mutex
 	m  map[string]*turn
@@ -138,14 +140,20 @@ func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, erro
 // with the claim (see BeginChecked); with ahead, on PostgreSQL, all are
 // only queued, and the claim is made ahead (see BeginAhead).
 func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyCheck, hold *IdempotencyKey, ahead bool) (*Tx, error) {
-	wait, cancel := context.WithTimeout(ctx, db.Wait())
-	release, err := db.turns.take(wait, acct.LandlordID)
-	cancel()
-	if err != nil {
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
-			return nil, database.Unavailable(err)
+	release := func() {}
+	// On SQLite every writer waits in one queue anyway, the write
+	// connection's, where waiting is what lets writers share a commit.
+	if db.Engine() == Postgres {
+		wait, cancel := context.WithTimeout(ctx, db.Wait())
+		var err error
+		release, err = db.turns.take(wait, acct.LandlordID)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				return nil, database.Unavailable(err)
+			}
+			return nil, err
 		}
-		return nil, err
 	}
 	tx, err := db.Begin(ctx)
 	if err != nil {

@@ -1,0 +1,253 @@
+package database
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// group lets SQLite's writers share commits. SQLite has one writer, so
+// write transactions run one after another anyway; each one's commit,
+// though, wrote every page it changed to the log again (the same index
+// leaves, the landlord's row), two system calls a page, and cleared the
+// pages it had cached beyond the database's end. In a group, the writer
+// that finds others waiting hands them the open transaction instead of
+// committing it: each writer's statements run inside a savepoint of its
+// own (a failure rolls back that writer's and no other's), and the last
+// of the group, or the one that finds it full (groupMembers) or old
+// (groupAge), commits for all. A writer's Commit returns only when the
+// group's commit is done, so nothing is acknowledged that is not in the
+// database; if that commit fails, every member's fails.
+//
+// The group's transaction outlives the request that opened it, so its
+// statements run without their request's cancellation: SQLite rolls back
+// a whole transaction whose write was interrupted, the other members'
+// work with it.
+type group struct {
+	db *DB
+	mu sync.Mutex
+	// held is whether a writer has the turn; waiters wait for it in
+	// order, each handed the turn by closing its channel.
+	held    bool
+	waiters []chan struct{}
+	// open is the transaction being shared, nil between groups. Only the
+	// writer holding the turn changes it.
+	open *batch
+}
+
+// batch is one group's transaction.
+type batch struct {
+	conn  *sql.Conn
+	tx    *sql.Tx
+	begun time.Time
+	// members counts the writers whose work is in it to be committed.
+	members int
+	// broken is the first failure that left the transaction unusable
+	// (SQLite rolled it back): the group's commit then fails with it.
+	broken error
+	// done is closed when the group has committed (err nil) or failed.
+	done chan struct{}
+	err  error
+}
+
+// groupMembers and groupAge bound a group: a full or old group is
+// committed by the writer that finds it so, whoever waits. Their product
+// with a write's time is the wait a group's first writer may add to its
+// own answer.
+const (
+	groupMembers = 32
+	groupAge     = 4 * time.Millisecond
+)
+
+// savepoint names each member's savepoint; members follow each other, so
+// one name serves.
+const savepoint = "member"
+
+// take waits for the writer's turn, at most db.wait.
+func (g *group) take(ctx context.Context) error {
+	g.mu.Lock()
+	if !g.held {
+		g.held = true
+		g.mu.Unlock()
+		return nil
+	}
+	turn := make(chan struct{})
+	g.waiters = append(g.waiters, turn)
+	g.mu.Unlock()
+	timer := time.NewTimer(g.db.wait)
+	defer timer.Stop()
+	var err error
+	select {
+	case <-turn:
+		return nil
+	case <-ctx.Done():
+		err = fmt.Errorf("database: begin: %w", ctx.Err())
+	case <-timer.C:
+		err = Unavailable(fmt.Errorf("database: begin: no turn to write after %s", g.db.wait))
+	}
+	g.mu.Lock()
+	select {
+	case <-turn: // handed over as the wait ended: pass it on
+		g.mu.Unlock()
+		g.leave()
+		return err
+	default:
+	}
+	for i, w := range g.waiters {
+		if w == turn {
+			g.waiters = append(g.waiters[:i], g.waiters[i+1:]...)
+			break
+		}
+	}
+	g.mu.Unlock()
+	return err
+}
+
+// leave gives up the turn. The open group goes on with the next writer
+// while one waits and the group is neither full, old nor broken;
+// otherwise it is committed (rolled back if it holds no member's work)
+// first.
+func (g *group) leave() {
+	g.mu.Lock()
+	b := g.open
+	if len(g.waiters) > 0 && (b == nil || b.broken == nil && b.members < groupMembers && time.Since(b.begun) < groupAge) {
+		g.handLocked()
+		g.mu.Unlock()
+		return
+	}
+	g.open = nil
+	g.mu.Unlock()
+	if b != nil {
+		b.end()
+	}
+	g.mu.Lock()
+	if len(g.waiters) > 0 {
+		g.handLocked()
+	} else {
+		g.held = false
+	}
+	g.mu.Unlock()
+}
+
+// handLocked gives the turn to the first waiter; g.mu is held.
+func (g *group) handLocked() {
+	turn := g.waiters[0]
+	g.waiters = g.waiters[1:]
+	close(turn)
+}
+
+// end commits the batch, or rolls it back when it is broken or holds no
+// member's work, gives its connection back and tells the members.
+func (b *batch) end() {
+	switch {
+	case b.broken != nil:
+		b.err = b.broken
+		b.tx.Rollback()
+	case b.members == 0:
+		b.tx.Rollback()
+	default:
+		b.err = b.tx.Commit()
+	}
+	b.conn.Close()
+	close(b.done)
+}
+
+// check breaks the batch if err is one of SQLite's failures after which
+// the transaction may have been rolled back (a full disk, an I/O error,
+// no memory, an interrupt, a busy lock), and returns err.
+func (b *batch) check(err error) error {
+	var lite *sqlite.Error
+	if b.broken == nil && errors.As(err, &lite) {
+		switch lite.Code() & 0xff {
+		case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_BUSY,
+			sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_ABORT:
+			b.broken = fmt.Errorf("database: group commit: %w", err)
+		}
+	}
+	return err
+}
+
+// begin starts a member's transaction: the open group's, or a new one
+// (BEGIN IMMEDIATE on the write connection), inside a savepoint.
+func (g *group) begin(ctx context.Context) (*Tx, error) {
+	if err := g.take(ctx); err != nil {
+		return nil, err
+	}
+	b := g.open
+	if b == nil {
+		conn, err := g.db.acquire(ctx, g.db.write)
+		if err != nil {
+			g.leave()
+			return nil, fmt.Errorf("database: begin: %w", err)
+		}
+		// Not the request's context: database/sql rolls a transaction
+		// back when its context ends, and this one is the group's.
+		tx, err := conn.BeginTx(context.Background(), nil)
+		if err != nil {
+			conn.Close()
+			g.leave()
+			if Refused(err) {
+				return nil, Unavailable(err)
+			}
+			return nil, fmt.Errorf("database: begin: %w", err)
+		}
+		b = &batch{conn: conn, tx: tx, begun: time.Now(), done: make(chan struct{})}
+		g.open = b
+	}
+	if _, err := b.tx.ExecContext(context.Background(), "SAVEPOINT "+savepoint); err != nil {
+		b.broken = err
+		g.leave()
+		return nil, fmt.Errorf("database: begin: %w", err)
+	}
+	return &Tx{c: txConn{b}, tx: b.tx, b: b, g: g, others: b.members > 0, Now: g.db.now().UTC()}, nil
+}
+
+// leaveGroup ends tx's part of its group: its savepoint is released
+// (keep) or rolled back, and the turn goes on (see group.leave). A savepoint that cannot be released or
+// rolled back breaks the group.
+func (tx *Tx) leaveGroup(keep bool) {
+	b, bg := tx.b, context.Background()
+	var err error
+	if keep {
+		if _, err = b.tx.ExecContext(bg, "RELEASE "+savepoint); err == nil {
+			b.members++
+		}
+	} else if _, err = b.tx.ExecContext(bg, "ROLLBACK TO "+savepoint); err == nil {
+		_, err = b.tx.ExecContext(bg, "RELEASE "+savepoint)
+	}
+	if err != nil && b.broken == nil {
+		b.broken = fmt.Errorf("database: group commit: %w", err)
+	}
+	tx.left = true
+	tx.g.leave()
+}
+
+// commitMember keeps tx's work in its group after running last, and waits
+// for the group's commit.
+func (tx *Tx) commitMember(ctx context.Context, last []Stmt) error {
+	if err := tx.ExecAll(ctx, last); err != nil {
+		return err
+	}
+	tx.leaveGroup(true)
+	<-tx.b.done
+	return tx.b.err
+}
+
+// rollbackMember undoes tx's work in its group. A member that began after
+// others' work may have read it, and told its caller something of it, so
+// it also waits until that work is committed or failed: no answer is made
+// of work the database does not have.
+func (tx *Tx) rollbackMember() {
+	if !tx.left {
+		tx.leaveGroup(false)
+	}
+	if tx.others {
+		<-tx.b.done
+	}
+}
