@@ -43,11 +43,12 @@ type group struct {
 
 // batch is one group's transaction.
 type batch struct {
-	conn  *sql.Conn
-	tx    *sql.Tx
-	begun time.Time
-	// members counts the writers whose work is in it to be committed.
+	conn *sql.Conn
+	tx   *sql.Tx
+	// members counts the writers whose work is in it to be committed,
+	// and first is when the first of them began to wait for the commit.
 	members int
+	first   time.Time
 	// broken is the first failure that left the transaction unusable
 	// (SQLite rolled it back): the group's commit then fails with it.
 	broken error
@@ -57,9 +58,9 @@ type batch struct {
 }
 
 // groupMembers and groupAge bound a group: a full or old group is
-// committed by the writer that finds it so, whoever waits. Their product
-// with a write's time is the wait a group's first writer may add to its
-// own answer.
+// committed by the writer that finds it so, whoever waits. The age is
+// that of the first member's wait for the commit: the most the group
+// adds to any member's answer, beyond the last member's own work.
 const (
 	groupMembers = 32
 	groupAge     = 4 * time.Millisecond
@@ -116,7 +117,7 @@ func (g *group) take(ctx context.Context) error {
 func (g *group) leave() {
 	g.mu.Lock()
 	b := g.open
-	if len(g.waiters) > 0 && (b == nil || b.broken == nil && b.members < groupMembers && time.Since(b.begun) < groupAge) {
+	if len(g.waiters) > 0 && (b == nil || b.broken == nil && b.members < groupMembers && (b.members == 0 || time.Since(b.first) < groupAge)) {
 		g.handLocked()
 		g.mu.Unlock()
 		return
@@ -197,7 +198,7 @@ func (g *group) begin(ctx context.Context) (*Tx, error) {
 			}
 			return nil, fmt.Errorf("database: begin: %w", err)
 		}
-		b = &batch{conn: conn, tx: tx, begun: time.Now(), done: make(chan struct{})}
+		b = &batch{conn: conn, tx: tx, done: make(chan struct{})}
 		g.open = b
 	}
 	if _, err := b.tx.ExecContext(context.Background(), "SAVEPOINT "+savepoint); err != nil {
@@ -216,7 +217,9 @@ func (tx *Tx) leaveGroup(keep bool) {
 	var err error
 	if keep {
 		if _, err = b.tx.ExecContext(bg, "RELEASE "+savepoint); err == nil {
-			b.members++
+			if b.members++; b.members == 1 {
+				b.first = time.Now()
+			}
 		}
 	} else if _, err = b.tx.ExecContext(bg, "ROLLBACK TO "+savepoint); err == nil {
 		_, err = b.tx.ExecContext(bg, "RELEASE "+savepoint)
