@@ -61,48 +61,77 @@ func (db *DB) acquire(ctx context.Context, p *sql.DB) (*sql.Conn, error) {
 // queue of a landlord's writers).
 func (db *DB) Wait() time.Duration { return db.wait }
 
-// txConn is a group's SQLite transaction (see group) as a Conn: its
-// statements share its connection, and run without their context's
-// cancellation. A statement that fails in a way after which SQLite may
-// have rolled the whole transaction back breaks the group, and every
-// statement after it fails the same way: run outside the transaction, it
-// would commit on its own.
-type txConn struct{ b *batch }
-
-func (c txConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if err := c.b.broken; err != nil {
-		return nil, err
-	}
-	res, err := c.b.tx.ExecContext(context.WithoutCancel(ctx), query, args...)
-	return res, c.b.check(err)
+// txConn is a member's part of its group's SQLite transaction (see
+// group) as a Conn: its statements share the transaction's connection,
+// and run without their context's cancellation. A statement that fails in
+// a way after which SQLite may have rolled the whole transaction back
+// breaks the group, and every statement after it fails the same way: run
+// outside the transaction, it would commit on its own. Once the member
+// has left the group its statements fail with sql.ErrTxDone, and the rows
+// it left open are closed.
+type txConn struct {
+	tx   *Tx
+	rows []*sql.Rows
 }
 
-func (c txConn) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
-	if err := c.b.broken; err != nil {
+// usable is nil while the member's statements may run.
+func (c *txConn) usable() error {
+	if c.tx.left {
+		return sql.ErrTxDone
+	}
+	return c.tx.b.broken
+}
+
+func (c *txConn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := c.usable(); err != nil {
 		return nil, err
 	}
-	rows, err := c.b.tx.QueryContext(context.WithoutCancel(ctx), query, args...)
+	res, err := c.tx.b.tx.ExecContext(context.WithoutCancel(ctx), query, args...)
+	return res, c.tx.b.check(err)
+}
+
+func (c *txConn) QueryContext(ctx context.Context, query string, args ...any) (Rows, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	rows, err := c.tx.b.tx.QueryContext(context.WithoutCancel(ctx), query, args...)
 	if err != nil {
-		return nil, c.b.check(err)
+		return nil, c.tx.b.check(err)
 	}
-	return rows, nil
+	c.rows = append(c.rows, rows)
+	return checkedRows{rows, c.tx.b}, nil
 }
 
-func (c txConn) QueryRowContext(ctx context.Context, query string, args ...any) Row {
-	if err := c.b.broken; err != nil {
+func (c *txConn) QueryRowContext(ctx context.Context, query string, args ...any) Row {
+	if err := c.usable(); err != nil {
 		return errRow{err}
 	}
-	return checkedRow{c.b.tx.QueryRowContext(context.WithoutCancel(ctx), query, args...), c.b}
+	return checkedRow{c.tx.b.tx.QueryRowContext(context.WithoutCancel(ctx), query, args...), c.tx.b}
 }
 
-// checkedRow is a row of a group's transaction, whose failure is checked
-// like a statement's (see txConn).
+// closeRows closes the rows the member left open.
+func (c *txConn) closeRows() {
+	for _, r := range c.rows {
+		r.Close()
+	}
+	c.rows = nil
+}
+
+// checkedRow and checkedRows are a row and rows of a group's transaction,
+// whose failures are checked like a statement's (see txConn).
 type checkedRow struct {
 	row *sql.Row
 	b   *batch
 }
 
 func (r checkedRow) Scan(dest ...any) error { return r.b.check(r.row.Scan(dest...)) }
+
+type checkedRows struct {
+	*sql.Rows
+	b *batch
+}
+
+func (r checkedRows) Err() error { return r.b.check(r.Rows.Err()) }
 
 // errRow is a row that fails with err.
 type errRow struct{ err error }

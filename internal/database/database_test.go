@@ -657,7 +657,7 @@ func thingRows(n int) [][]any {
 // waiting, the first hands it the open transaction (see database.Begin),
 // and its Commit, whose result comes on the channel, waits for the
 // group's. The second writer's context is ctx.
-func grouped(t *testing.T, b *bundle, ctx context.Context, first ...database.Stmt) (*database.Tx, <-chan error) {
+func grouped(t *testing.T, b *bundle, ctx context.Context, first ...database.Stmt) (tx1, tx2 *database.Tx, committed <-chan error) {
 	t.Helper()
 	tx1, err := b.db.Begin(t.Context())
 	if err != nil {
@@ -677,13 +677,12 @@ func grouped(t *testing.T, b *bundle, ctx context.Context, first ...database.Stm
 	for database.Waiting(b.db) == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	committed := make(chan error, 1)
-	go func() { committed <- tx1.Commit() }()
-	tx2 := <-second
-	if tx2 == nil {
+	result := make(chan error, 1)
+	go func() { result <- tx1.Commit() }()
+	if tx2 = <-second; tx2 == nil {
 		t.FailNow()
 	}
-	return tx2, committed
+	return tx1, tx2, result
 }
 
 // TestGroupCommit: on SQLite a writer that finds another waiting leaves it
@@ -714,7 +713,7 @@ func TestGroupCommit(t *testing.T) {
 	}
 
 	t.Run("shared", func(t *testing.T) {
-		tx2, committed := grouped(t, b, ctx, insert("a", 1))
+		_, tx2, committed := grouped(t, b, ctx, insert("a", 1))
 		var n int
 		if err := tx2.QueryRowContext(ctx, `SELECT n FROM things WHERE id = 'a'`).Scan(&n); err != nil || n != 1 {
 			t.Fatalf("the second writer reads the first's row: %d, %v", n, err)
@@ -735,7 +734,7 @@ func TestGroupCommit(t *testing.T) {
 	})
 
 	t.Run("member fails", func(t *testing.T) {
-		tx2, committed := grouped(t, b, ctx, insert("c", 3))
+		_, tx2, committed := grouped(t, b, ctx, insert("c", 3))
 		if err := tx2.ExecAll(ctx, []database.Stmt{insert("d", 4), insert("c", 5)}); !database.IsUniqueViolation(errors.Unwrap(err)) {
 			t.Fatalf("a second c: %v", err)
 		}
@@ -752,7 +751,7 @@ func TestGroupCommit(t *testing.T) {
 
 	t.Run("member cancelled", func(t *testing.T) {
 		gone, cancel := context.WithCancel(ctx)
-		tx2, committed := grouped(t, b, gone, insert("e", 6))
+		_, tx2, committed := grouped(t, b, gone, insert("e", 6))
 		cancel()
 		if _, err := tx2.ExecContext(gone, `UPDATE things SET n = 7 WHERE id = 'e'`); err != nil {
 			t.Fatalf("a statement of the cancelled writer: %v", err)
@@ -769,8 +768,73 @@ func TestGroupCommit(t *testing.T) {
 		}
 	})
 
+	t.Run("open rows and a finished member", func(t *testing.T) {
+		_, tx2, committed := grouped(t, b, ctx, insert("j", 11))
+		rows, err := tx2.QueryContext(ctx, `INSERT INTO things (id, n) VALUES ('k', 12), ('l', 13) RETURNING id`)
+		if err != nil || !rows.Next() {
+			t.Fatalf("insert returning: %v", err)
+		}
+		// rows left open: SQLite releases no savepoint under them.
+		if err := tx2.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-committed; err != nil {
+			t.Fatal(err)
+		}
+		if !has("j") || !has("k") || !has("l") {
+			t.Fatalf("j %v, k %v, l %v", has("j"), has("k"), has("l"))
+		}
+		// A member that has left runs nothing in the next one's work.
+		tx1, tx2, committed := grouped(t, b, ctx, insert("m", 14))
+		if _, err := tx1.ExecContext(ctx, `INSERT INTO things (id, n) VALUES ('n', 15)`); !errors.Is(err, sql.ErrTxDone) {
+			t.Fatalf("a statement of a member that has left: %v", err)
+		}
+		if tx1.SQLTx() != nil {
+			t.Fatal("SQLTx of a member that has left")
+		}
+		if err := tx2.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-committed; err != nil || !has("m") || has("n") {
+			t.Fatalf("commit %v, m %v, n %v", err, has("m"), has("n"))
+		}
+	})
+
+	t.Run("rollbacks only", func(t *testing.T) {
+		// Writers that all roll back, one always waiting: the write
+		// connection still goes to a statement that waits for it.
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					tx, err := b.db.Begin(ctx)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					tx.ExecContext(ctx, `SELECT 1`)
+					tx.Rollback()
+				}
+			})
+		}
+		defer wg.Wait()
+		defer close(stop)
+		time.Sleep(10 * time.Millisecond)
+		wait, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if _, err := b.db.WritePool().ExecContext(wait, `UPDATE things SET n = n WHERE id = 'a'`); err != nil {
+			t.Fatalf("the write pool, beside writers that roll back: %v", err)
+		}
+	})
+
 	t.Run("group lost", func(t *testing.T) {
-		tx2, committed := grouped(t, b, ctx, insert("g", 8))
+		_, tx2, committed := grouped(t, b, ctx, insert("g", 8))
 		// A full disk: SQLite may roll the whole transaction back.
 		var pages int64
 		if err := tx2.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {

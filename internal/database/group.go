@@ -46,7 +46,9 @@ type batch struct {
 	conn *sql.Conn
 	tx   *sql.Tx
 	// members counts the writers whose work is in it to be committed,
-	// and first is when the first of them began to wait for the commit.
+	// and first is when the first of them began to wait for the commit
+	// (when the batch began, while there is none: a run of writers that
+	// all roll back must not keep the write connection either).
 	members int
 	first   time.Time
 	// broken is the first failure that left the transaction unusable
@@ -60,7 +62,10 @@ type batch struct {
 // groupMembers and groupAge bound a group: a full or old group is
 // committed by the writer that finds it so, whoever waits. The age is
 // that of the first member's wait for the commit: the most the group
-// adds to any member's answer, beyond the last member's own work.
+// adds to any member's answer, beyond the work of the member that runs
+// when it is reached (a member's work is never cut short, so one long
+// transaction, a bill run of thousands of rooms, delays the answers of
+// the members before it in its group by its own length).
 const (
 	groupMembers = 32
 	groupAge     = 4 * time.Millisecond
@@ -117,7 +122,7 @@ func (g *group) take(ctx context.Context) error {
 func (g *group) leave() {
 	g.mu.Lock()
 	b := g.open
-	if len(g.waiters) > 0 && (b == nil || b.broken == nil && b.members < groupMembers && (b.members == 0 || time.Since(b.first) < groupAge)) {
+	if len(g.waiters) > 0 && (b == nil || b.broken == nil && b.members < groupMembers && time.Since(b.first) < groupAge) {
 		g.handLocked()
 		g.mu.Unlock()
 		return
@@ -153,7 +158,11 @@ func (b *batch) end() {
 	case b.members == 0:
 		b.tx.Rollback()
 	default:
-		b.err = b.tx.Commit()
+		if b.err = b.tx.Commit(); b.err != nil {
+			// A failed COMMIT may leave the transaction open on the
+			// connection, where the next group's BEGIN would fail.
+			b.conn.ExecContext(context.Background(), "ROLLBACK")
+		}
 	}
 	b.conn.Close()
 	close(b.done)
@@ -198,7 +207,7 @@ func (g *group) begin(ctx context.Context) (*Tx, error) {
 			}
 			return nil, fmt.Errorf("database: begin: %w", err)
 		}
-		b = &batch{conn: conn, tx: tx, done: make(chan struct{})}
+		b = &batch{conn: conn, tx: tx, first: time.Now(), done: make(chan struct{})}
 		g.open = b
 	}
 	if _, err := b.tx.ExecContext(context.Background(), "SAVEPOINT "+savepoint); err != nil {
@@ -206,14 +215,21 @@ func (g *group) begin(ctx context.Context) (*Tx, error) {
 		g.leave()
 		return nil, fmt.Errorf("database: begin: %w", err)
 	}
-	return &Tx{c: txConn{b}, tx: b.tx, b: b, g: g, others: b.members > 0, Now: g.db.now().UTC()}, nil
+	tx := &Tx{tx: b.tx, b: b, g: g, others: b.members > 0, Now: g.db.now().UTC()}
+	tx.c = &txConn{tx: tx}
+	return tx, nil
 }
 
-// leaveGroup ends tx's part of its group: its savepoint is released
-// (keep) or rolled back, and the turn goes on (see group.leave). A savepoint that cannot be released or
-// rolled back breaks the group.
+// leaveGroup ends tx's part of its group: rows it left open are closed
+// (SQLite releases no savepoint under a statement that still runs), its
+// savepoint is released (keep) or rolled back, and the turn goes on (see
+// group.leave). A savepoint that cannot be released or rolled back breaks
+// the group. From here on tx's statements fail with sql.ErrTxDone: they
+// would run in the next writer's work.
 func (tx *Tx) leaveGroup(keep bool) {
 	b, bg := tx.b, context.Background()
+	tx.left = true
+	tx.c.(*txConn).closeRows()
 	var err error
 	if keep {
 		if _, err = b.tx.ExecContext(bg, "RELEASE "+savepoint); err == nil {
@@ -227,7 +243,6 @@ func (tx *Tx) leaveGroup(keep bool) {
 	if err != nil && b.broken == nil {
 		b.broken = fmt.Errorf("database: group commit: %w", err)
 	}
-	tx.left = true
 	tx.g.leave()
 }
 

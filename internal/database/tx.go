@@ -171,13 +171,13 @@ func (tx *Tx) OnFail(fn func(error)) {
 }
 
 // Err is the transaction's first failure on PostgreSQL, which every later
-// statement, and Commit, return too; nil while there is none, and on
-// SQLite.
+// statement, and Commit, return too; on SQLite the failure that broke its
+// group (see txConn); nil while there is none.
 func (tx *Tx) Err() error {
 	if tx.pg != nil {
 		return tx.pg.err
 	}
-	return nil
+	return tx.b.broken
 }
 
 // Commit runs first and the statements left for the commit (AtCommit), and
@@ -234,8 +234,14 @@ func (tx *Tx) end() {
 }
 
 // SQLTx is the transaction on SQLite, for a library that takes a *sql.Tx
-// (River's InsertTx); nil on PostgreSQL, where it is PgxTx.
-func (tx *Tx) SQLTx() *sql.Tx { return tx.tx }
+// (River's InsertTx), while tx's part of it lasts and no failure broke it
+// (see txConn); nil otherwise, and on PostgreSQL, where it is PgxTx.
+func (tx *Tx) SQLTx() *sql.Tx {
+	if tx.pg != nil || tx.left || tx.ended || tx.b.broken != nil {
+		return nil
+	}
+	return tx.tx
+}
 
 // PgxTx is the transaction on PostgreSQL as pgx's drivers take it (River's
 // pgx driver inserts jobs in it); nil on SQLite. The statements left for

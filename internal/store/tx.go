@@ -91,7 +91,14 @@ func (tx *Tx) insertJobs(ctx context.Context) error {
 		_, err := tx.db.pgQueue.InsertManyTx(ctx, tx.PgxTx(), tx.jobs)
 		return err
 	}
-	_, err := tx.db.queue.InsertManyTx(ctx, tx.SQLTx(), tx.jobs)
+	sqlTx := tx.SQLTx()
+	if sqlTx == nil { // over, or broken
+		if err := tx.Err(); err != nil {
+			return err
+		}
+		return sql.ErrTxDone
+	}
+	_, err := tx.db.queue.InsertManyTx(ctx, sqlTx, tx.jobs)
 	return err
 }
 
