@@ -384,6 +384,12 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 		}
 	} else if idem != nil {
 		if ok, answer := s.claim(c, tx, idem); !ok {
+			// A kept answer read on SQLite may be a write whose shared
+			// commit is still to come: it is replayed only once that
+			// commit is done (see database.Begin).
+			if err := tx.Rollback(); err != nil {
+				return s.again(c, err)
+			}
 			return answer, nil
 		}
 	}

@@ -848,8 +848,13 @@ func TestGroupCommit(t *testing.T) {
 		if err == nil {
 			t.Fatal("the disk was not full")
 		}
-		if err := tx2.Commit(insert("h", 9)); err == nil {
-			t.Fatal("the second writer's Commit succeeded in a lost transaction")
+		if _, err := tx2.ExecContext(ctx, `INSERT INTO things (id, n) VALUES ('h', 9)`); err == nil {
+			t.Fatal("a statement after the group was lost ran")
+		}
+		// The second writer read the first's work (g): its Rollback says
+		// that work is lost, so that nothing is answered from it.
+		if err := tx2.Rollback(); err == nil {
+			t.Fatal("the second writer's Rollback did not say the group was lost")
 		}
 		if err := <-committed; err == nil {
 			t.Fatal("the first writer's Commit succeeded, its work lost")

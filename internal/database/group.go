@@ -258,14 +258,17 @@ func (tx *Tx) commitMember(ctx context.Context, last []Stmt) error {
 }
 
 // rollbackMember undoes tx's work in its group. A member that began after
-// others' work may have read it, and told its caller something of it, so
-// it also waits until that work is committed or failed: no answer is made
-// of work the database does not have.
-func (tx *Tx) rollbackMember() {
+// others' work may have read it, and may tell its caller something of it
+// (a kept answer to replay), so it also waits until that work is committed
+// or failed, and returns the failure: no answer is made of work the
+// database does not have.
+func (tx *Tx) rollbackMember() error {
 	if !tx.left {
 		tx.leaveGroup(false)
 	}
 	if tx.others {
 		<-tx.b.done
+		return tx.b.err
 	}
+	return nil
 }

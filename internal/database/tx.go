@@ -208,7 +208,9 @@ func (tx *Tx) Commit(first ...Stmt) error {
 	return nil
 }
 
-// Rollback abandons the transaction; after Commit it does nothing.
+// Rollback abandons the transaction; after Commit it does nothing. On
+// SQLite, a transaction that began after other writers' work in its group
+// returns that work's failure, if its commit failed (see rollbackMember).
 func (tx *Tx) Rollback() error {
 	if tx.ended {
 		return nil
@@ -218,7 +220,7 @@ func (tx *Tx) Rollback() error {
 	case tx.pg != nil:
 		err = tx.pg.rollback()
 	default:
-		tx.rollbackMember()
+		err = tx.rollbackMember()
 	}
 	tx.end()
 	return err
