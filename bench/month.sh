@@ -8,6 +8,7 @@
 #   bench/month.sh
 #   RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' bench/month.sh
 #   ROOMS=500 CONNECTIONS=8 ROUNDS=3 bench/month.sh
+#   RENTAPI_BIN=/tmp/rentapi bench/month.sh     # a rentapi built elsewhere
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rooms="${ROOMS:-500}"
@@ -24,10 +25,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$work/rentapi" ./cmd/rentapi
+rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cmd internal || echo '+changes')"
+if [ -n "${RENTAPI_BIN:-}" ]; then
+	cp "$RENTAPI_BIN" "$work/rentapi"
+	rev="$RENTAPI_BIN"
+else
+	go build -o "$work/rentapi" ./cmd/rentapi
+fi
 go build -o "$work/cycle" ./bench/cycle
 go build -o "$work/month" ./bench/month
-echo "rentapi $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cmd internal || echo '+changes'), $rooms rooms, (a) at $conns in flight, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rentapi $rev, $rooms rooms, (a) at $conns in flight, load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # month ENGINE DSN: serves DSN with the per-second limits off, links a
 # landlord on the pro plan (cycle seed) and measures the month, each round
