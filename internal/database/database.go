@@ -153,7 +153,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		r.SetMaxIdleConns(8)
 		db.engine, db.write, db.read = SQLite, w, r
 		db.group = &group{db: db}
-		db.checkpoints = startCheckpointer(base, opts.Log)
+		db.checkpoints = startCheckpointer(base, db.group, opts.Log)
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		cfg, err := pgx.ParseConfig(dsn)
 		if err != nil {

@@ -833,6 +833,36 @@ func TestGroupCommit(t *testing.T) {
 		}
 	})
 
+	t.Run("log restart", func(t *testing.T) {
+		// A restart of the log waits for the writers' turn, and commits
+		// the group it finds open before it runs.
+		tx1, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		restarted := make(chan error, 1)
+		go func() { restarted <- database.RestartLog(b.db) }()
+		for database.Waiting(b.db) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		if err := tx1.Commit(insert("r", 16)); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-restarted; err != nil {
+			t.Fatal(err)
+		}
+		if !has("r") {
+			t.Fatal("r is not there")
+		}
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(insert("s", 17)); err != nil || !has("s") {
+			t.Fatalf("after the restart: %v", err)
+		}
+	})
+
 	t.Run("group lost", func(t *testing.T) {
 		_, tx2, committed := grouped(t, b, ctx, insert("g", 8))
 		// A full disk: SQLite may roll the whole transaction back.

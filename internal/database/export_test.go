@@ -7,3 +7,6 @@ func Waiting(db *DB) int {
 	defer db.group.mu.Unlock()
 	return len(db.group.waiters)
 }
+
+// RestartLog runs the checkpointer's restart of SQLite's log now.
+func RestartLog(db *DB) error { return db.checkpoints.restart() }

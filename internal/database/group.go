@@ -115,6 +115,19 @@ func (g *group) take(ctx context.Context) error {
 	return err
 }
 
+// takeAlone takes the turn with no group open: one that is open is
+// committed first. The holder gives the turn up with leave.
+func (g *group) takeAlone(ctx context.Context) error {
+	if err := g.take(ctx); err != nil {
+		return err
+	}
+	if b := g.open; b != nil {
+		g.open = nil
+		b.end()
+	}
+	return nil
+}
+
 // leave gives up the turn. The open group goes on with the next writer
 // while one waits and the group is neither full, old nor broken;
 // otherwise it is committed (rolled back if it holds no member's work)
