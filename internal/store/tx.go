@@ -139,7 +139,9 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 	}
 	tx.claimed, tx.Now, tx.lastEvent = acct.LandlordID, time.UnixMilli(clock).UTC(), clock-1
 	tx.offset = time.Duration(offset) * time.Millisecond
-	tx.OnCommit(tx.committed)
+	if tx.Pipelined() { // only PostgreSQL's claims ahead read it
+		tx.OnCommit(tx.committed)
+	}
 	return nil
 }
 
