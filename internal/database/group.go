@@ -228,7 +228,7 @@ func (g *group) begin(ctx context.Context) (*Tx, error) {
 		g.leave()
 		return nil, fmt.Errorf("database: begin: %w", err)
 	}
-	tx := &Tx{tx: b.tx, b: b, g: g, others: b.members > 0, Now: g.db.now().UTC()}
+	tx := &Tx{b: b, g: g, others: b.members > 0, Now: g.db.now().UTC()}
 	tx.c = &txConn{tx: tx}
 	return tx, nil
 }

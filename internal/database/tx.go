@@ -16,9 +16,9 @@ import (
 // one pipelined batch, a round trip saved each (see pgConn).
 type Tx struct {
 	Now time.Time
-	// c runs the statements: tx's on SQLite, pg on PostgreSQL.
+	// c runs the statements: a txConn on SQLite, pg on PostgreSQL, whose
+	// connection is conn (a group's is the group's, see batch).
 	c    Conn
-	tx   *sql.Tx
 	pg   *pgConn
 	conn *sql.Conn
 	// atCommit are the statements left for Commit (see AtCommit).
@@ -191,10 +191,9 @@ func (tx *Tx) Commit(first ...Stmt) error {
 	ctx := context.Background()
 	last := append(first, tx.atCommit...)
 	var err error
-	switch {
-	case tx.pg != nil:
+	if tx.pg != nil {
 		err = tx.pg.commit(ctx, last)
-	default:
+	} else {
 		err = tx.commitMember(ctx, last)
 	}
 	if err != nil {
@@ -216,10 +215,9 @@ func (tx *Tx) Rollback() error {
 		return nil
 	}
 	var err error
-	switch {
-	case tx.pg != nil:
+	if tx.pg != nil {
 		err = tx.pg.rollback()
-	default:
+	} else {
 		err = tx.rollbackMember()
 	}
 	tx.end()
@@ -242,7 +240,7 @@ func (tx *Tx) SQLTx() *sql.Tx {
 	if tx.pg != nil || tx.left || tx.ended || tx.b.broken != nil {
 		return nil
 	}
-	return tx.tx
+	return tx.b.tx
 }
 
 // PgxTx is the transaction on PostgreSQL as pgx's drivers take it (River's
