@@ -749,6 +749,43 @@ func TestGroupCommit(t *testing.T) {
 		}
 	})
 
+	t.Run("first writer rolls back", func(t *testing.T) {
+		// The first writer runs in no savepoint: a failed statement
+		// undoes itself alone, and its rollback undoes the whole
+		// transaction, while the writer after it begins another.
+		tx1, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx1.ExecAll(ctx, []database.Stmt{insert("p", 8), insert("p", 9)}); !database.IsUniqueViolation(errors.Unwrap(err)) {
+			t.Fatalf("a second p: %v", err)
+		}
+		var n int
+		if err := tx1.QueryRowContext(ctx, `SELECT n FROM things WHERE id = 'p'`).Scan(&n); err != nil || n != 8 {
+			t.Fatalf("p after the failed statement: %d, %v; want 8", n, err)
+		}
+		second := make(chan error, 1)
+		go func() {
+			tx2, err := b.db.Begin(ctx)
+			if err == nil {
+				err = tx2.Commit(insert("q", 10))
+			}
+			second <- err
+		}()
+		for database.Waiting(b.db) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		if err := tx1.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-second; err != nil {
+			t.Fatal(err)
+		}
+		if has("p") || !has("q") {
+			t.Fatalf("p %v (rolled back), q %v (want it)", has("p"), has("q"))
+		}
+	})
+
 	t.Run("member cancelled", func(t *testing.T) {
 		gone, cancel := context.WithCancel(ctx)
 		_, tx2, committed := grouped(t, b, gone, insert("e", 6))

@@ -18,8 +18,9 @@ import (
 // leaves, the landlord's row), two system calls a page, and cleared the
 // pages it had cached beyond the database's end. In a group, the writer
 // that finds others waiting hands them the open transaction instead of
-// committing it: each writer's statements run inside a savepoint of its
-// own (a failure rolls back that writer's and no other's), and the last
+// committing it: each later writer's statements run inside a savepoint of
+// its own (a failure rolls back that writer's and no other's; the first
+// writer's rollback is the transaction's), and the last
 // of the group, or the one that finds it full (groupMembers) or old
 // (groupAge), commits for all. A writer's Commit returns only when the
 // group's commit is done, so nothing is acknowledged that is not in the
@@ -46,9 +47,7 @@ type batch struct {
 	conn *sql.Conn
 	tx   *sql.Tx
 	// members counts the writers whose work is in it to be committed,
-	// and first is when the first of them began to wait for the commit
-	// (when the batch began, while there is none: a run of writers that
-	// all roll back must not keep the write connection either).
+	// and first is when the first of them began to wait for the commit.
 	members int
 	first   time.Time
 	// broken is the first failure that left the transaction unusable
@@ -220,15 +219,24 @@ func (g *group) begin(ctx context.Context) (*Tx, error) {
 			}
 			return nil, fmt.Errorf("database: begin: %w", err)
 		}
-		b = &batch{conn: conn, tx: tx, first: time.Now(), done: make(chan struct{})}
+		b = &batch{conn: conn, tx: tx, done: make(chan struct{})}
 		g.open = b
 	}
-	if _, err := b.tx.ExecContext(context.Background(), "SAVEPOINT "+savepoint); err != nil {
-		b.broken = err
-		g.leave()
-		return nil, fmt.Errorf("database: begin: %w", err)
+	// The first member's work is the transaction's own: its rollback is
+	// the transaction's (see leaveGroup), and it needs no savepoint. A
+	// savepoint makes SQLite copy every page the member changes aside
+	// until its release, and truncate that copy back at each statement's
+	// end by walking it from its start: a big writer (a batch of
+	// readings, a bill run) spent more in that than in its inserts.
+	others := b.members > 0
+	if others {
+		if _, err := b.tx.ExecContext(context.Background(), "SAVEPOINT "+savepoint); err != nil {
+			b.broken = err
+			g.leave()
+			return nil, fmt.Errorf("database: begin: %w", err)
+		}
 	}
-	tx := &Tx{b: b, g: g, others: b.members > 0, Now: g.db.now().UTC()}
+	tx := &Tx{b: b, g: g, others: others, Now: g.db.now().UTC()}
 	tx.c = &txConn{tx: tx}
 	return tx, nil
 }
@@ -244,14 +252,22 @@ func (tx *Tx) leaveGroup(keep bool) {
 	tx.left = true
 	tx.c.(*txConn).closeRows()
 	var err error
-	if keep {
+	switch {
+	case keep && tx.others:
 		if _, err = b.tx.ExecContext(bg, "RELEASE "+savepoint); err == nil {
-			if b.members++; b.members == 1 {
-				b.first = time.Now()
-			}
+			b.members++
 		}
-	} else if _, err = b.tx.ExecContext(bg, "ROLLBACK TO "+savepoint); err == nil {
-		_, err = b.tx.ExecContext(bg, "RELEASE "+savepoint)
+	case keep:
+		b.members, b.first = 1, time.Now()
+	case tx.others:
+		if _, err = b.tx.ExecContext(bg, "ROLLBACK TO "+savepoint); err == nil {
+			_, err = b.tx.ExecContext(bg, "RELEASE "+savepoint)
+		}
+	default:
+		// The first member's rollback is the transaction's: the group
+		// ends, and the next writer begins another.
+		tx.g.open = nil
+		b.end()
 	}
 	if err != nil && b.broken == nil {
 		b.broken = fmt.Errorf("database: group commit: %w", err)
