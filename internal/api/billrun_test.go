@@ -91,6 +91,10 @@ func TestBillRun(t *testing.T) {
 		other := m.do(t, "POST", "/v1/properties", property("Elsewhere"), http.StatusCreated)["id"].(string)
 		m.room(t, other, "201", "", false, true, nov)
 		created := len(list(t, m.h, m.key, "/v1/events?type=bill.created&limit=100"))
+		// Every bill of the run goes to the landlord's endpoints (read
+		// once for all of the run's events).
+		endpoint := m.do(t, "POST", "/v1/webhook-endpoints", map[string]any{"url": "https://hooks.example.com/run", "enabled_events": []string{"bill.created"}},
+			http.StatusCreated)["id"].(string)
 
 		idem := []string{"Idempotency-Key: run-1"}
 		body := map[string]any{"month": nov, "notify": true}
@@ -127,6 +131,19 @@ func TestBillRun(t *testing.T) {
 		}
 		if n := len(list(t, m.h, m.key, "/v1/events?type=bill.created&limit=100")); n != created+4 {
 			t.Fatalf("%d bill.created events after the run, want %d", n, created+4)
+		}
+		billOf := map[any]any{}
+		for _, ev := range list(t, m.h, m.key, "/v1/events?type=bill.created&limit=100") {
+			billOf[ev["id"]] = ev["data"].(map[string]any)["object"].(map[string]any)["id"]
+		}
+		delivered := map[any]bool{}
+		for _, d := range list(t, m.h, m.key, "/v1/webhook-endpoints/"+endpoint+"/deliveries?limit=100") {
+			delivered[billOf[d["event_id"]]] = true
+		}
+		for _, id := range bills {
+			if !delivered[id] {
+				t.Fatalf("bill %s of the run was not delivered to the endpoint: %v", id, delivered)
+			}
 		}
 		notes := list(t, m.h, m.key, "/v1/notifications?limit=100")
 		if len(notes) != 1 || notes[0]["type"] != rental.NotifyNewBill || notes[0]["trigger"] != rental.TriggerBillRun ||

@@ -187,6 +187,9 @@ func (tx *Tx) targets(ctx context.Context, acct *rental.Account, ev rental.Event
 		if all.list, err = scanLinkedEndpoints(rows); err != nil {
 			return nil, fmt.Errorf("store: endpoints for event: %w", err)
 		}
+		if all.keep {
+			tx.endpoints = linkedEndpoints{read: true, landlordID: acct.LandlordID, mode: ev.Mode, list: all.list}
+		}
 	}
 	var targets []target
 	for _, e := range all.list {
@@ -209,7 +212,10 @@ func (tx *Tx) targets(ctx context.Context, acct *rental.Account, ev rental.Event
 // linkedEndpoints are the enabled endpoints of one mode of the
 // applications linked to a landlord (endpointsQuery), once read.
 type linkedEndpoints struct {
-	read       bool
+	read bool
+	// keep is whether the first event's read may serve the
+	// transaction's later events (see readEndpointsAhead).
+	keep       bool
 	landlordID string
 	mode       rental.Mode
 	list       []linkedEndpoint
@@ -261,10 +267,11 @@ func scanLinkedEndpoints(rows database.Rows) ([]linkedEndpoint, error) {
 // events of the landlord too. Only for the writes of the landlord's own
 // data (properties, rooms, tenants, readings, bills), which change no
 // link, application or endpoint: the endpoints read would not show the
-// change.
+// change. On SQLite, where a read costs no round trip, the first event
+// reads them, and its read serves the later ones (a bill run's hundreds).
 func (tx *Tx) readEndpointsAhead(acct *rental.Account) {
-	if s, ok := tx.endpointsRead(acct); ok {
-		tx.Ahead(s)
+	if s, ok := tx.endpointsRead(acct); ok && !tx.Ahead(s) {
+		tx.endpoints.keep = true
 	}
 }
 
