@@ -16,7 +16,7 @@
 //   - tx.go: Tx and Stmt (statements left for later, or for the commit,
 //     and their checks), commit hooks;
 //   - group.go: SQLite's writers sharing one transaction and its commit,
-//     each in a savepoint of its own;
+//     each after the first in a savepoint of its own;
 //   - pipeline.go: PostgreSQL's Tx spoken through pgx, whose statements
 //     travel together in pipelined batches;
 //   - check.go: a Check, a condition a read confirms in the round trip of

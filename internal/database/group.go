@@ -195,8 +195,8 @@ func (b *batch) check(err error) error {
 	return err
 }
 
-// begin starts a member's transaction: the open group's, or a new one
-// (BEGIN IMMEDIATE on the write connection), inside a savepoint.
+// begin starts a member's transaction: the open group's, inside a
+// savepoint, or a new one (BEGIN IMMEDIATE on the write connection).
 func (g *group) begin(ctx context.Context) (*Tx, error) {
 	if err := g.take(ctx); err != nil {
 		return nil, err
@@ -243,7 +243,8 @@ func (g *group) begin(ctx context.Context) (*Tx, error) {
 
 // leaveGroup ends tx's part of its group: rows it left open are closed
 // (SQLite releases no savepoint under a statement that still runs), its
-// savepoint is released (keep) or rolled back, and the turn goes on (see
+// work is kept (its savepoint released) or undone (its savepoint rolled
+// back; the first member's, the transaction), and the turn goes on (see
 // group.leave). A savepoint that cannot be released or rolled back breaks
 // the group. From here on tx's statements fail with sql.ErrTxDone: they
 // would run in the next writer's work.
