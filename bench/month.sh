@@ -50,8 +50,20 @@ month() {
 	key=$("$work/cycle" -db "$dsn" -secret-file "$work/secret-$engine" -bills 1 -months 1 seed 2>>"$work/seed.log")
 	for r in $(seq "$rounds"); do
 		echo "$engine, round $r:"
-		"$work/month" -url "$url" -key "$key" -rooms "$rooms" -c "$conns" -pid "${pid[$engine]}" -month "$(date -d "-$r month" +%Y-%m)"
+		"$work/month" -url "$url" -key "$key" -rooms "$rooms" -c "$conns" -pid "${pid[$engine]}" -month "$(date -d "-$r month" +%Y-%m)" |
+			tee -a "$work/$engine.rounds"
 	done
+	# The medians of the rounds' wall times (the lower middle one when
+	# ROUNDS is even), and (a)'s over (b)'s: the figure issue 32 asks for.
+	awk -v engine="$engine" '
+		function median(v, n,   i, j, t) {
+			for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+			return v[int((n + 1) / 2)]
+		}
+		/^\(a\)/ { a[++na] = $(NF-7) }
+		/^\(b\)/ { b[++nb] = $(NF-7) }
+		END { ma = median(a, na); mb = median(b, nb); printf "%s: median wall (a) %.3f s, (b) %.3f s: (b) %.1fx faster\n", engine, ma, mb, ma / mb }
+	' "$work/$engine.rounds"
 	kill "${pid[$engine]}"
 	wait "${pid[$engine]}" 2>/dev/null || true
 	unset "pid[$engine]"
