@@ -123,6 +123,17 @@ func TestIdempotencyRules(t *testing.T) {
 			t.Fatalf("replay: %v %s", again.header, again.body)
 		}
 		id := first.data()["id"].(string)
+		// The replay made nothing: a retry runs as if its key were free
+		// until the commit finds it taken, and that work is rolled back.
+		named := 0
+		for _, p := range h.do(req{key: key, method: "GET", path: "/v1/properties?limit=100"}).json()["data"].([]any) {
+			if p.(map[string]any)["name"] == property("A")["name"] {
+				named++
+			}
+		}
+		if named != 1 {
+			t.Fatalf("%d properties made by a request and its replay, want 1", named)
+		}
 		// A different body, method or path with the same key is 422.
 		for _, rq := range []req{
 			{method: "POST", path: "/v1/properties", body: property("B")},

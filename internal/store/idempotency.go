@@ -65,8 +65,8 @@ func (tx *Tx) ClaimIdempotency(ctx context.Context, k IdempotencyKey, fingerprin
 	// Three looks: a row can go (purged, expired) between the insert that
 	// met it and the select, and come back from another request.
 	for range 3 {
-		claim := claimStmt(k, fingerprint, now)
-		res, err := tx.c.ExecContext(ctx, claim.SQL, claim.Args...)
+		res, err := tx.c.ExecContext(ctx, `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
+			VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT DO NOTHING`, k.ApplicationID, k.AccountID, k.Key, fingerprint, now, now+IdempotencyRetention.Milliseconds())
 		if err != nil {
 			return 0, 0, nil, fmt.Errorf("store: idempotency claim: %w", err)
 		}
@@ -179,33 +179,51 @@ func (k IdempotencyKey) lockID() int64 {
 var ErrNotClaimed = errors.New("store: a claim made ahead did not hold")
 
 // ClaimIdempotencyAhead claims k for a request with the given fingerprint
-// when the key is free, as it is for all but retries, without waiting for
-// the answer: on PostgreSQL the claim travels with the transaction's next
-// statement (see database.Tx.Later), and if the key was not free that
-// statement, or Commit, fails with ErrNotClaimed. It returns the token CompleteIdempotency
-// presents.
+// as if the key were free, as it is for all but retries: nothing is sent
+// now, and CompleteIdempotency inserts the key's row, done, with the
+// stored response, at Commit; if the key has a row by then (the request
+// is a retry, or another process's request with it committed first)
+// Commit fails with ErrNotClaimed, the work is rolled back, and the
+// request runs again claiming as usual (ClaimIdempotency), which says what
+// to answer. A key's one row write is the insert of its answer: a claim
+// inserted first and completed later wrote the row twice, though no other
+// transaction could ever see it claimed (a claim is seen by no one until
+// it commits, see ClaimIdempotency, and on PostgreSQL the key's hold,
+// BeginIdempotent, keeps out other requests with it meanwhile). It returns
+// the token CompleteIdempotency presents.
 func (tx *Tx) ClaimIdempotencyAhead(ctx context.Context, k IdempotencyKey, fingerprint string) (int64, error) {
 	now := ms(tx.Now)
-	return now, tx.Later(ctx, claimStmt(k, fingerprint, now))
+	tx.keyAhead = &keyClaim{key: k, fingerprint: fingerprint, token: now}
+	return now, nil
 }
 
-// claimStmt inserts k's row, claimed at now, unless the key has one.
-func claimStmt(k IdempotencyKey, fingerprint string, now int64) database.Stmt {
-	return database.Stmt{
-		SQL: `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at)
-			VALUES ($1, $2, $3, $4, $5, $5, $6) ON CONFLICT DO NOTHING`,
-		Args: []any{k.ApplicationID, k.AccountID, k.Key, fingerprint, now, now + IdempotencyRetention.Milliseconds()},
-		What: "store: idempotency claim",
-		Lost: ErrNotClaimed,
-	}
+// keyClaim is an Idempotency-Key claimed ahead (see ClaimIdempotencyAhead).
+type keyClaim struct {
+	key         IdempotencyKey
+	fingerprint string
+	token       int64
 }
 
 // CompleteIdempotency stores the response of a claimed request. Called inside
 // the request's own transaction, so the write and its stored response commit
 // together: the statement runs at Commit, with the others left for it (see
-// database.Tx.AtCommit), and Commit fails if the claim was lost to a retry that took
-// over.
+// database.Tx.AtCommit). A key claimed ahead is inserted then, and Commit
+// fails with ErrNotClaimed if it has a row (see ClaimIdempotencyAhead);
+// one claimed as usual is completed, and Commit fails if the claim was lost
+// to a retry that took over.
 func (tx *Tx) CompleteIdempotency(ctx context.Context, k IdempotencyKey, token int64, resp StoredResponse) error {
+	if a := tx.keyAhead; a != nil && a.key == k && a.token == token {
+		tx.AtCommit(database.Stmt{
+			SQL: `INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at,
+				done, status_code, header, body)
+			VALUES ($1, $2, $3, $4, $5, $5, $6, TRUE, $7, $8, $9) ON CONFLICT DO NOTHING`,
+			Args: []any{k.ApplicationID, k.AccountID, k.Key, a.fingerprint, token, token + IdempotencyRetention.Milliseconds(),
+				resp.Status, resp.Header, resp.Body},
+			What: "store: idempotency claim and answer",
+			Lost: ErrNotClaimed,
+		})
+		return nil
+	}
 	tx.AtCommit(database.Stmt{
 		SQL: `UPDATE idempotency_keys SET done = TRUE, status_code = $5, header = $6, body = $7
 		WHERE application_id = $1 AND account_id = $2 AND key = $3 AND locked_at = $4 AND done = FALSE`,

@@ -42,6 +42,9 @@ type Tx struct {
 	// endpoints are the landlord's webhook endpoints as a read queued
 	// early found them (see readEndpointsAhead), while read is false.
 	endpoints linkedEndpoints
+	// keyAhead is the Idempotency-Key claimed ahead (see
+	// ClaimIdempotencyAhead), whose row CompleteIdempotency inserts.
+	keyAhead *keyClaim
 }
 
 // Begin starts a write transaction (see database.DB.Begin): on SQLite it
