@@ -425,10 +425,6 @@ const DeliveryRetention = 30 * 24 * time.Hour
 // PurgeDeliveries deletes deliveries (with their attempts) past retention
 // that are no longer pending.
 func (db *DB) PurgeDeliveries(ctx context.Context) (int64, error) {
-	res, err := db.WritePool().ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE created_at < $1 AND status <> $2`,
+	return db.purge(ctx, "deliveries", "webhook_deliveries", "created_at < $1 AND status <> $2",
 		ms(db.now().Add(-DeliveryRetention)), rental.DeliveryPending)
-	if err != nil {
-		return 0, fmt.Errorf("store: purge deliveries: %w", err)
-	}
-	return res.RowsAffected()
 }

@@ -203,9 +203,5 @@ func (q *Queries) GetEvent(ctx context.Context, acct *rental.Account, id string,
 
 // PurgeEvents deletes events past their retention.
 func (db *DB) PurgeEvents(ctx context.Context) (int64, error) {
-	res, err := db.WritePool().ExecContext(ctx, `DELETE FROM events WHERE created_at < $1`, ms(db.now().Add(-EventRetention)))
-	if err != nil {
-		return 0, fmt.Errorf("store: purge events: %w", err)
-	}
-	return res.RowsAffected()
+	return db.purge(ctx, "events", "events", "created_at < $1", ms(db.now().Add(-EventRetention)))
 }

@@ -238,9 +238,5 @@ func (tx *Tx) CompleteIdempotency(ctx context.Context, k IdempotencyKey, token i
 
 // PurgeIdempotency deletes stored responses past their retention.
 func (db *DB) PurgeIdempotency(ctx context.Context) (int64, error) {
-	res, err := db.WritePool().ExecContext(ctx, `DELETE FROM idempotency_keys WHERE expires_at <= $1`, ms(db.now()))
-	if err != nil {
-		return 0, fmt.Errorf("store: idempotency purge: %w", err)
-	}
-	return res.RowsAffected()
+	return db.purge(ctx, "idempotency keys", "idempotency_keys", "expires_at <= $1", ms(db.now()))
 }

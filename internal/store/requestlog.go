@@ -136,12 +136,11 @@ func (db *DB) PurgeRequests(ctx context.Context) (int64, error) {
 	cutoff := ms(db.now().Add(-RequestRetention))
 	var total int64
 	for _, app := range apps {
-		res, err := db.WritePool().ExecContext(ctx, `DELETE FROM request_log WHERE application_id = $1 AND created_at < $2`, app, cutoff)
-		if err != nil {
-			return total, fmt.Errorf("store: purge requests: %w", err)
-		}
-		n, _ := res.RowsAffected()
+		n, err := db.purge(ctx, "requests", "request_log", "application_id = $1 AND created_at < $2", app, cutoff)
 		total += n
+		if err != nil {
+			return total, err
+		}
 	}
 	return total, nil
 }

@@ -361,11 +361,10 @@ func (tx *Tx) SimulateSlip(ctx context.Context, acct *rental.Account, billID, ou
 // stay as the landlord's record.
 func (db *DB) PurgeSlipImages(ctx context.Context) (int64, error) {
 	cutoff := ms(db.now().Add(-rental.SlipImageRetention))
-	res, err := db.WritePool().ExecContext(ctx, `DELETE FROM slip_images WHERE created_at < $1`, cutoff)
+	n, err := db.purge(ctx, "slip images", "slip_images", "created_at < $1", cutoff)
 	if err != nil {
-		return 0, fmt.Errorf("store: purge slip images: %w", err)
+		return 0, err
 	}
-	n, _ := res.RowsAffected()
 	if _, err := db.WritePool().ExecContext(ctx, `UPDATE slips SET qr_payload = NULL WHERE qr_payload IS NOT NULL AND created_at < $1`, cutoff); err != nil {
 		return n, fmt.Errorf("store: purge slip QR texts: %w", err)
 	}

@@ -402,6 +402,33 @@ func TestIdempotencyClaims(t *testing.T) {
 	})
 }
 
+// A purge of more rows than one of its statements deletes on SQLite
+// (purgeBatch) deletes them all, and only them.
+func TestPurgeInBatches(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		now := e.Clock.Now().UnixMilli()
+		insert := func(n int, tag string, expires int64) {
+			t.Helper()
+			if _, err := e.DB.WritePool().ExecContext(ctx, `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $1)
+				INSERT INTO idempotency_keys (application_id, account_id, key, fingerprint, locked_at, created_at, expires_at, done)
+				SELECT 'app_1', 'acct_1', $2 || CAST(i AS TEXT), 'fp', $4, $4, $3, TRUE FROM n`, n, tag, expires, now); err != nil {
+				t.Fatal(err)
+			}
+		}
+		insert(2500, "expired-", now-1)
+		insert(7, "kept-", now+time.Hour.Milliseconds())
+		if n, err := e.DB.PurgeIdempotency(ctx); err != nil || n != 2500 {
+			t.Fatalf("purge: %d %v", n, err)
+		}
+		var left int
+		if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT COUNT(*) FROM idempotency_keys`).Scan(&left); err != nil || left != 7 {
+			t.Fatalf("%d keys left (%v), want the 7 unexpired", left, err)
+		}
+	})
+}
+
 // Twenty transactions claim one key at once: one runs, and the others,
 // waiting at the key's row, replay its answer.
 func TestConcurrentClaimsOneWinner(t *testing.T) {
