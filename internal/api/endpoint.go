@@ -379,9 +379,7 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 	}
 	defer tx.Rollback()
 	if ahead && idem != nil {
-		if idem.token, err = tx.ClaimIdempotencyAhead(c.ctx, idem.key, idem.fingerprint); err != nil {
-			return s.again(c, err)
-		}
+		idem.token = tx.ClaimIdempotencyAhead(idem.key, idem.fingerprint)
 	} else if idem != nil {
 		if ok, answer := s.claim(c, tx, idem); !ok {
 			// A kept answer read on SQLite may be a write whose shared

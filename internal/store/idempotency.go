@@ -171,9 +171,9 @@ func (k IdempotencyKey) lockID() int64 {
 }
 
 // ErrNotClaimed is the error of a transaction whose claim made ahead did
-// not hold: its ClaimIdempotencyAhead found the key taken (used before, or
-// in use), or its landlord's claim ahead (BeginAhead) found the clock
-// moved on by another process. It must be rolled back, and the request
+// not hold: the Idempotency-Key it claimed ahead (ClaimIdempotencyAhead)
+// had a row at its commit, or its landlord's claim ahead (BeginAhead)
+// found the clock moved on by another process. It must be rolled back, and the request
 // run again with the claims made as usual (BeginChecked, and
 // ClaimIdempotency to say what to answer).
 var ErrNotClaimed = errors.New("store: a claim made ahead did not hold")
@@ -191,10 +191,10 @@ var ErrNotClaimed = errors.New("store: a claim made ahead did not hold")
 // it commits, see ClaimIdempotency, and on PostgreSQL the key's hold,
 // BeginIdempotent, keeps out other requests with it meanwhile). It returns
 // the token CompleteIdempotency presents.
-func (tx *Tx) ClaimIdempotencyAhead(ctx context.Context, k IdempotencyKey, fingerprint string) (int64, error) {
+func (tx *Tx) ClaimIdempotencyAhead(k IdempotencyKey, fingerprint string) int64 {
 	now := ms(tx.Now)
 	tx.keyAhead = &keyClaim{key: k, fingerprint: fingerprint, token: now}
-	return now, nil
+	return now
 }
 
 // keyClaim is an Idempotency-Key claimed ahead (see ClaimIdempotencyAhead).
