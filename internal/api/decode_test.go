@@ -124,3 +124,111 @@ func BenchmarkDuplicateKey(b *testing.B) {
 		})
 	}
 }
+
+// A batch of 500 readings as createReadings decodes it: the body, its
+// array, and each item's fields (issue 32's batch).
+func BenchmarkDecodeBatch(b *testing.B) {
+	items := make([]string, 500)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"room_id":"room_%024d","month":"2026-10","electricity":{"previous":1000,"current":%d},"water":{"previous":100,"current":%d}}`, i, 1000+i, 50+i)
+	}
+	body := []byte(`{"readings":[` + strings.Join(items, ",") + `]}`)
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		f, err := parseObject(body, "readings")
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, _, _ := f.raw("readings")
+		list, ok := elements(raw)
+		if !ok || len(list) != 500 {
+			b.Fatal("not the array")
+		}
+		for _, item := range list {
+			f, err := parseItem(item, "readings", readingFields...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := readingInput(f); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// members and elements split a checked body exactly as encoding/json does,
+// whatever its white space, escapes and nesting; values that are not an
+// object (or not an array) are told apart.
+func TestMembersAndElements(t *testing.T) {
+	t.Parallel()
+	objects := []string{
+		`{}`, ` { } `, `{"a":1}`, "{\n\t\"a\" :\r 1 ,\n \"b\" : [ 1 , 2 ] }",
+		`{"a\u0062":"x","c\\d":"y\"z"}`, `{"a":"}]\"[{","b":{"c":[{"d":"]"}]},"e":null}`,
+		`{"a":-1.5e3,"b":true,"c":false,"d":"\u00e9","e":[[],[{}]]}`, `{"ไทย":"บ้าน"}`,
+	}
+	for _, s := range objects {
+		want := map[string]json.RawMessage{}
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatal(s, err)
+		}
+		got, ok := members([]byte(s))
+		if !ok || len(got) != len(want) {
+			t.Fatalf("members(%s) = %q, %v; want %q", s, got, ok, want)
+		}
+		for k, v := range want {
+			if !bytes.Equal(bytes.TrimSpace(got[k]), bytes.TrimSpace(v)) {
+				t.Errorf("members(%s)[%q] = %s, want %s", s, k, got[k], v)
+			}
+		}
+	}
+	arrays := []string{`[]`, ` [ ] `, `[1]`, "[ 1 ,\n\"a,]\" , {\"x\":[2]} , [ ] , null ]", `["\\",{"a":"\\\""}]`}
+	for _, s := range arrays {
+		var want []json.RawMessage
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatal(s, err)
+		}
+		got, ok := elements([]byte(s))
+		if !ok || len(got) != len(want) {
+			t.Fatalf("elements(%s) = %q, %v; want %q", s, got, ok, want)
+		}
+		for i := range want {
+			if !bytes.Equal(bytes.TrimSpace(got[i]), bytes.TrimSpace(want[i])) {
+				t.Errorf("elements(%s)[%d] = %s, want %s", s, i, got[i], want[i])
+			}
+		}
+	}
+	for _, s := range []string{`null`, `1`, `"{}"`, `[{}]`, ` true`} {
+		if _, ok := members([]byte(s)); ok {
+			t.Errorf("members(%s) took it for an object", s)
+		}
+	}
+	for _, s := range []string{`null`, `1`, `"[]"`, `{"a":[]}`} {
+		if _, ok := elements([]byte(s)); ok {
+			t.Errorf("elements(%s) took it for an array", s)
+		}
+	}
+}
+
+// A string field reads as encoding/json reads it: escapes decoded, and
+// bytes that are not UTF-8 replaced.
+func TestStringFields(t *testing.T) {
+	t.Parallel()
+	body := []byte("{\"a\":\"plain ไทย\",\"b\":\"a\\u0062\\n\\\"\",\"c\":\"bad \xff byte\",\"d\":\"\",\"e\":3}")
+	f, err := parseObject(body, "a", "b", "c", "d", "e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]any
+	if err := json.Unmarshal(body, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		got, err := f.string(name)
+		if err != nil || !got.Set || got.Value != want[name] {
+			t.Errorf("%s: %q %v, want %q", name, got.Value, err, want[name])
+		}
+	}
+	if _, err := f.string("e"); err == nil {
+		t.Error("a number read as a string")
+	}
+}

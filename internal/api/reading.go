@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"rentapi/internal/rental"
@@ -126,8 +125,7 @@ func (s *Server) createReadings(c *call) (int, any, error) {
 	if !set || null {
 		return 0, nil, rental.Missing("readings")
 	}
-	var items []json.RawMessage
-	array := json.Unmarshal(raw, &items) == nil
+	items, array := elements(raw)
 	if err := rental.CheckReadingBatch(array, len(items)); err != nil {
 		return 0, nil, err
 	}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -18,8 +17,8 @@ func (f fields) deductions(name string) ([]rental.DeductionInput, error) {
 	if !set {
 		return nil, nil
 	}
-	var items []json.RawMessage
-	if null || json.Unmarshal(v, &items) != nil || items == nil {
+	items, ok := elements(v)
+	if null || !ok {
 		return nil, rental.FieldType(f.prefix+name, "a list of objects")
 	}
 	out := make([]rental.DeductionInput, len(items))

@@ -1,6 +1,12 @@
 package rental
 
-import "testing"
+import (
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func q(s string) Quantity {
 	v, err := ParseQuantity("x", s)
@@ -126,10 +132,13 @@ func TestMeasureRefusals(t *testing.T) {
 			t.Errorf("%+v: %v, want param %s", c.in, err, c.param)
 		}
 	}
-	for _, s := range []string{"-1", "1.0001", "1e3", "10000000", "01", "", "1."} {
+	for _, s := range []string{"-1", "1.0001", "1e3", "10000000", "01", "", "1.", ".5", "+1", "1 ", " 1", "00.5", "1.2.3", "1.a", "a", "0x1", "9999999.9999", "1,5"} {
 		if _, err := ParseQuantity("x", s); err == nil {
 			t.Errorf("ParseQuantity(%q) accepted", s)
 		}
+	}
+	if q("0") != 0 || q("0.000") != 0 || q("10.05") != 10050 || q("9999999.999") != MaxQuantity {
+		t.Fatal("quantities parse wrongly")
 	}
 	if q("0.5").String() != "0.5" || q("12.340").String() != "12.34" || q("7").String() != "7" {
 		t.Fatal("quantities print wrongly")
@@ -174,6 +183,35 @@ func TestNormalizePhone(t *testing.T) {
 	for _, in := range []string{"", "12345", "+1 415 555 0100", "0812345678901", "08123x5678", "0112345678", "0212345678", "+0812345678"} {
 		if got, err := NormalizePhone(in); err == nil {
 			t.Errorf("NormalizePhone(%q) = %q, accepted", in, got)
+		}
+	}
+}
+
+// ParseQuantity accepts exactly the strings of its grammar, written here
+// as a regular expression: every string of up to nine characters drawn
+// from the bytes that matter, at random.
+func TestParseQuantityGrammar(t *testing.T) {
+	t.Parallel()
+	grammar := regexp.MustCompile(`^(0|[1-9][0-9]{0,6})(\.[0-9]{1,3})?$`)
+	r := rand.New(rand.NewPCG(5, 6))
+	const alphabet = "0123456789.-e "
+	for range 200000 {
+		b := make([]byte, r.IntN(10))
+		for i := range b {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+		s := string(b)
+		got, err := ParseQuantity("x", s)
+		if want := grammar.MatchString(s); want != (err == nil) {
+			t.Fatalf("ParseQuantity(%q): %v, grammar says %v", s, err, want)
+		}
+		if err == nil {
+			whole, frac, _ := strings.Cut(s, ".")
+			w, _ := strconv.ParseInt(whole, 10, 64)
+			f, _ := strconv.ParseInt((frac + "000")[:3], 10, 64)
+			if got != Quantity(w*1000+f) {
+				t.Fatalf("ParseQuantity(%q) = %d", s, got)
+			}
 		}
 	}
 }

@@ -17,18 +17,30 @@ type Quantity int64
 // MaxQuantity bounds meter values (below ten million units).
 const MaxQuantity Quantity = 10_000_000_000 - 1
 
-var quantityLiteral = regexp.MustCompile(`^(0|[1-9][0-9]{0,6})(\.[0-9]{1,3})?$`)
-
-// ParseQuantity reads a JSON number of at most three decimals.
+// ParseQuantity reads a JSON number of at most three decimals: 0 or a
+// whole number of up to seven digits without a leading zero, then
+// optionally a point and one to three digits. A fraction is padded to
+// thousandths ("1.5" is 1500).
 func ParseQuantity(param, s string) (Quantity, error) {
-	if !quantityLiteral.MatchString(s) {
+	whole, frac, point := strings.Cut(s, ".")
+	ok := len(whole) >= 1 && len(whole) <= 7 && (whole[0] != '0' || len(whole) == 1) &&
+		(!point || len(frac) >= 1 && len(frac) <= 3)
+	var q Quantity
+	for i := 0; ok && i < len(whole)+3; i++ {
+		c := byte('0')
+		switch {
+		case i < len(whole):
+			c = whole[i]
+		case i-len(whole) < len(frac):
+			c = frac[i-len(whole)]
+		}
+		ok = c >= '0' && c <= '9'
+		q = q*10 + Quantity(c-'0')
+	}
+	if !ok {
 		return 0, Invalid(param, "%s must be a number from 0 to 9999999.999 with at most three decimals.", param)
 	}
-	whole, frac, _ := strings.Cut(s, ".")
-	w, _ := strconv.ParseInt(whole, 10, 64)
-	frac = (frac + "000")[:3]
-	f, _ := strconv.ParseInt(frac, 10, 64)
-	return Quantity(w*1000 + f), nil
+	return q, nil
 }
 
 // MarshalJSON writes the value as a plain JSON number (1234.5).
