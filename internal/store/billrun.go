@@ -109,7 +109,7 @@ func (q *Queries) billSources(ctx context.Context, acct *rental.Account, prop *r
 		}
 		return w.and("property_id = ?", prop.ID)
 	}
-	w := scope(`SELECT `+readingColumns+` FROM meter_readings`).and("month = ?", month)
+	w := scope(`SELECT `+sourceReadingColumns+` FROM meter_readings`).and("month = ?", month)
 	rows, err := q.c.QueryContext(ctx, w.sql, w.args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: readings of the month: %w", err)

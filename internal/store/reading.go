@@ -57,9 +57,16 @@ func (q *Queries) ListMeters(ctx context.Context, acct *rental.Account, f MeterF
 // readingColumns are a reading's, with its bill: the first made from it,
 // which carries its usage (a newcomer's bill of the same month has none,
 // see rental.NewBill).
-const readingColumns = `id, room_id, property_id, month, e_previous, e_current, e_rollover, e_rate,
-	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, flags,
+const readingColumns = readingValues + `
 	(SELECT b.id FROM bills b WHERE b.reading_id = meter_readings.id ORDER BY b.created_at, b.id LIMIT 1) AS bill_id, created_at, updated_at`
+
+// sourceReadingColumns are a reading's as a bill is made from it: the
+// bills of its month are read on their own (billSources), so its bill_id
+// is left null rather than looked up once more for every reading.
+const sourceReadingColumns = readingValues + ` NULL AS bill_id, created_at, updated_at`
+
+const readingValues = `id, room_id, property_id, month, e_previous, e_current, e_rollover, e_rate,
+	w_previous, w_current, w_rollover, w_rate, w_billing, w_flat_amount, flags,`
 
 func scanReading(sc *scanner, r *rental.Reading) error {
 	*r = rental.Reading{Object: "meter_reading", Currency: rental.Currency}
