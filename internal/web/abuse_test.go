@@ -19,13 +19,16 @@ import (
 
 // Wrong passwords for one email sent all at once are no faster than sent
 // one by one: each try is counted before its password is checked, so at
-// most ten are judged in 15 minutes.
+// most ten are let through in 15 minutes. One let through is judged (401),
+// or, when the password hashes ahead of it kept it waiting more than 5 s
+// (a loaded machine under the race detector), refused as busy (503): either
+// way one of the ten. Every other try is throttled (429).
 func TestParallelGuessesAreThrottled(t *testing.T) {
 	t.Parallel()
 	hs, _ := site(t, false, nil)
 	newBrowser(t, hs.URL, nil).post("/app/signup", url.Values{"name": {"Somchai"}, "email": {"somchai@example.com"}, "password": {"long enough pw"}})
 	var mu sync.Mutex
-	judged := 0
+	judged, busy := 0, 0
 	var wg sync.WaitGroup
 	for i := range 40 {
 		wg.Go(func() {
@@ -35,6 +38,8 @@ func TestParallelGuessesAreThrottled(t *testing.T) {
 			switch p.status {
 			case http.StatusUnauthorized:
 				judged++
+			case http.StatusServiceUnavailable:
+				busy++
 			case http.StatusTooManyRequests:
 			default:
 				t.Errorf("a guess got %d", p.status)
@@ -42,8 +47,8 @@ func TestParallelGuessesAreThrottled(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if judged > 10 {
-		t.Fatalf("%d of 40 parallel guesses were judged; at most 10 may be", judged)
+	if judged+busy > 10 {
+		t.Fatalf("%d of 40 parallel guesses were let through (%d judged, %d waited too long to be); at most 10 may be", judged+busy, judged, busy)
 	}
 }
 
