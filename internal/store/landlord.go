@@ -18,9 +18,7 @@ func (q *Queries) Landlord(ctx context.Context, landlordID string) (*rental.Land
 	l := rental.Landlord{ID: landlordID}
 	var plan string
 	var receiver, holder sql.NullString
-	err := q.c.QueryRowContext(ctx, `SELECT name, plan, qr_payments, promptpay, promptpay_name,
-			(SELECT COUNT(*) FROM properties WHERE landlord_id = $1),
-			(SELECT COUNT(*) FROM rooms WHERE landlord_id = $1)
+	err := q.c.QueryRowContext(ctx, `SELECT name, plan, qr_payments, promptpay, promptpay_name, properties_count, rooms_count
 		FROM landlords WHERE id = $1 AND sandbox = FALSE`, landlordID).
 		Scan(&l.Name, &plan, &l.QRPayments, &receiver, &holder, &l.Usage.Properties, &l.Usage.Rooms)
 	if errors.Is(err, sql.ErrNoRows) {

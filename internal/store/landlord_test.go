@@ -285,3 +285,93 @@ func TestPromptPayReceiverName(t *testing.T) {
 		}
 	})
 }
+
+// The counts of a landlord's properties and rooms that the plan's limits
+// are checked against follow every way rows come and go: creates, deletes,
+// a rolled-back transaction, a sandbox's reset and its sample data.
+func TestCapacityCounts(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		check := func(acct *rental.Account, step string, want rental.Capacity) {
+			t.Helper()
+			var counted rental.Capacity
+			err := e.DB.WritePool().QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM properties WHERE landlord_id = $1),
+				(SELECT COUNT(*) FROM rooms WHERE landlord_id = $1)`, acct.LandlordID).Scan(&counted.Properties, &counted.Rooms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := e.DB.Read().Usage(ctx, acct)
+			if err != nil || got != counted || (want != rental.Capacity{} && got != want) {
+				t.Fatalf("%s: usage %+v (%v), %+v rows, want %+v", step, got, err, counted, want)
+			}
+		}
+		check(acct, "new", rental.Capacity{})
+		var props []string
+		var rooms []string
+		for _, name := range []string{"Baan Suk", "Baan Rak", "Baan Wang"} {
+			err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+				prop, err := tx.CreateProperty(ctx, acct, newProperty(t, name))
+				if err != nil {
+					return err
+				}
+				props = append(props, prop.ID)
+				for _, n := range []string{"101", "102"} {
+					if name == "Baan Wang" {
+						break
+					}
+					r, err := tx.CreateRoom(ctx, acct, rental.Room{PropertyID: prop.ID, Number: n, MonthlyRent: 350000, Status: "vacant"})
+					if err != nil {
+						return err
+					}
+					rooms = append(rooms, r.ID)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		check(acct, "created", rental.Capacity{Properties: 3, Rooms: 4})
+		err := e.DB.InTx(ctx, func(tx *store.Tx) error {
+			if _, err := tx.CreateRoom(ctx, acct, rental.Room{PropertyID: props[0], Number: "103", MonthlyRent: 350000, Status: "vacant"}); err != nil {
+				return err
+			}
+			return fmt.Errorf("rolled back")
+		})
+		if err == nil || err.Error() != "rolled back" {
+			t.Fatal(err)
+		}
+		check(acct, "a room rolled back", rental.Capacity{Properties: 3, Rooms: 4})
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteRoom(ctx, acct, rooms[0]) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.DeleteProperty(ctx, acct, props[2]) }); err != nil {
+			t.Fatal(err)
+		}
+		check(acct, "deleted", rental.Capacity{Properties: 2, Rooms: 3})
+
+		sandbox := f.Sandbox(t, e.DB)
+		check(sandbox, "the sandbox's sample", rental.Capacity{})
+		if err := e.DB.InTx(ctx, func(tx *store.Tx) error { return tx.ResetSandbox(ctx, sandbox) }); err != nil {
+			t.Fatal(err)
+		}
+		check(sandbox, "a reset sandbox", rental.Capacity{})
+		if u, _ := e.DB.Read().Usage(ctx, sandbox); u.Rooms == 0 || u.Properties == 0 {
+			t.Fatalf("the sandbox's sample counts %+v", u)
+		}
+		check(acct, "the landlord after the sandbox's reset", rental.Capacity{Properties: 2, Rooms: 3})
+
+		// The counts of rows made before the counting began.
+		if err := e.DB.MigrateDownTo(ctx, 33); err != nil {
+			t.Fatalf("migrate down to 33: %v", err)
+		}
+		if err := e.DB.Migrate(ctx); err != nil {
+			t.Fatalf("migrate up: %v", err)
+		}
+		check(acct, "migrated", rental.Capacity{Properties: 2, Rooms: 3})
+		check(sandbox, "the sandbox migrated", rental.Capacity{})
+	})
+}
