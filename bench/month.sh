@@ -9,6 +9,7 @@
 #   RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' bench/month.sh
 #   ROOMS=500 CONNECTIONS=8 ROUNDS=3 bench/month.sh
 #   RENTAPI_BIN=/tmp/rentapi bench/month.sh     # a rentapi built elsewhere
+#   RENTAPI_BIN=/tmp/rentapi-old SEED=/tmp/cycle-old bench/month.sh   # one of an older schema, with its seeder
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rooms="${ROOMS:-500}"
@@ -47,7 +48,7 @@ month() {
 	for _ in $(seq 100); do grep -q 'listening on' "$work/$engine.out" && break; sleep 0.1; done
 	url=$(grep -o 'http://[0-9.:]*' "$work/$engine.out" | tail -1)
 	[ -n "$url" ] || { echo "$engine did not start:" >&2; cat "$work/$engine.log" >&2; exit 1; }
-	key=$("$work/cycle" -db "$dsn" -secret-file "$work/secret-$engine" -bills 1 -months 1 seed 2>>"$work/seed.log")
+	key=$("${SEED:-$work/cycle}" -db "$dsn" -secret-file "$work/secret-$engine" -bills 1 -months 1 seed 2>>"$work/seed.log")
 	for r in $(seq "$rounds"); do
 		echo "$engine, round $r:"
 		"$work/month" -url "$url" -key "$key" -rooms "$rooms" -c "$conns" -pid "${pid[$engine]}" -month "$(date -d "-$r month" +%Y-%m)" |
