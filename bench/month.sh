@@ -48,7 +48,7 @@ month() {
 	for _ in $(seq 100); do grep -q 'listening on' "$work/$engine.out" && break; sleep 0.1; done
 	url=$(grep -o 'http://[0-9.:]*' "$work/$engine.out" | tail -1)
 	[ -n "$url" ] || { echo "$engine did not start:" >&2; cat "$work/$engine.log" >&2; exit 1; }
-	key=$("${SEED:-$work/cycle}" -db "$dsn" -secret-file "$work/secret-$engine" -bills 1 -months 1 seed 2>>"$work/seed.log")
+	key=$("${SEED:-$work/cycle}" -db "$dsn" -secret-file "$work/secret-$engine" -bills 1 -months 1 seed 2>>"$work/seed.log") || { cat "$work/seed.log" >&2; exit 1; }
 	for r in $(seq "$rounds"); do
 		echo "$engine, round $r:"
 		"$work/month" -url "$url" -key "$key" -rooms "$rooms" -c "$conns" -pid "${pid[$engine]}" -month "$(date -d "-$r month" +%Y-%m)" |
