@@ -72,11 +72,9 @@ func members(v []byte) (map[string]json.RawMessage, bool) {
 	}
 	m := make(map[string]json.RawMessage, 8)
 	for i = skipSpace(v, i+1); i < len(v) && v[i] != '}'; i = skipSpace(v, i+1) {
-		end := skipValue(v, i) // the key
-		var name string
-		if k := v[i+1 : end-1]; bytes.IndexByte(k, '\\') < 0 {
-			name = string(k)
-		} else if json.Unmarshal(v[i:end], &name) != nil {
+		end := stringEnd(v, i) + 1 // the key
+		name, ok := unquote(v[i:end])
+		if !ok {
 			return map[string]json.RawMessage{}, false
 		}
 		i = skipSpace(v, end)
@@ -123,12 +121,7 @@ func skipValue(v []byte, i int) int {
 	for ; i < len(v); i++ {
 		switch v[i] {
 		case '"':
-			for i++; i < len(v) && v[i] != '"'; i++ {
-				if v[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
+			if i = stringEnd(v, i); depth == 0 {
 				return i + 1
 			}
 		case '{', '[':
@@ -150,12 +143,34 @@ func skipValue(v []byte, i int) int {
 	return i
 }
 
+// stringEnd is the index of the quote that ends the JSON string whose
+// opening quote is at i (len(v) when none does).
+func stringEnd(v []byte, i int) int {
+	for i++; i < len(v) && v[i] != '"'; i++ {
+		if v[i] == '\\' {
+			i++
+		}
+	}
+	return min(i, len(v))
+}
+
+// unquote is the text of q, a JSON string with its quotes, from a body
+// that decoded: its bytes when it holds no escape and is valid UTF-8 (the
+// decoder found no control character in it), else as encoding/json decodes
+// it ("a\u0062" is "ab", a byte that is not UTF-8 is U+FFFD).
+func unquote(q []byte) (string, bool) {
+	if s := q[1 : len(q)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
+		return string(s), true
+	}
+	var s string
+	return s, json.Unmarshal(q, &s) == nil
+}
+
 // duplicateKey finds a key given twice in one object, at any depth, in a
 // body that already decoded: JSON decoders disagree on which of two values
 // wins, so a body that says two things is refused rather than guessed at.
 // It scans the body's bytes once (a batch of 500 readings went through
-// encoding/json's tokens in 11 ms): a key is compared as its bytes when it
-// is plain ASCII, else as encoding/json decodes it ("a\u0062" is "ab").
+// encoding/json's tokens in 11 ms): a key is compared as unquote reads it.
 // An object's keys are kept in a list, and in a map once it is long, so a
 // body of many keys costs no more than linear time.
 func duplicateKey(body []byte) (string, bool) {
@@ -182,23 +197,13 @@ func duplicateKey(body []byte) (string, bool) {
 		case ',':
 			wantKey = len(stack) > 0 && stack[len(stack)-1] != nil
 		case '"':
-			end, plain := i+1, true
-			for ; end < len(body) && body[end] != '"'; end++ {
-				if c := body[end]; c == '\\' {
-					end++
-					plain = false
-				} else if c >= 0x80 {
-					plain = false
-				}
-			}
+			end := stringEnd(body, i)
 			if end >= len(body) {
 				return "", false
 			}
 			if wantKey {
-				var name string
-				if plain {
-					name = string(body[i+1 : end])
-				} else if json.Unmarshal(body[i:end+1], &name) != nil {
+				name, ok := unquote(body[i : end+1])
+				if !ok {
 					return "", false
 				}
 				o := stack[len(stack)-1]
@@ -272,12 +277,9 @@ func decode[T any](f fields, name, kind string) (rental.Optional[T], error) {
 }
 
 func (f fields) string(name string) (rental.Optional[string], error) {
-	// Most strings hold no escape and are valid UTF-8 (the body's decoder
-	// checked that no control character is in them): their bytes are
-	// their value.
 	if v, set, _ := f.raw(name); set && len(v) >= 2 && v[0] == '"' {
-		if s := v[1 : len(v)-1]; bytes.IndexByte(s, '\\') < 0 && utf8.Valid(s) {
-			return rental.Optional[string]{Set: true, Value: string(s)}, nil
+		if s, ok := unquote(v); ok {
+			return rental.Optional[string]{Set: true, Value: s}, nil
 		}
 	}
 	return decode[string](f, name, "a string")
