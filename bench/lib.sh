@@ -1,6 +1,7 @@
-# lib.sh: what ab.sh and floor.sh share, sourced from the repository's
-# root: a scratch directory removed on exit with the servers started in
-# it, cycle built there, a server started and its address, rentapi on a
+# lib.sh: what ab.sh, floor.sh, purge.sh and rooms.sh share, sourced from
+# the repository's root: a scratch directory removed on exit with the
+# servers started in it, cycle built there, the rentapi to measure, a
+# server started and its address, rentapi on a
 # seeded SQLite database, a paced run with the server's CPU per request,
 # and a median.
 work=$(mktemp -d)
@@ -12,6 +13,18 @@ cleanup() {
 }
 trap cleanup EXIT
 go build -o "$work/cycle" ./bench/cycle
+
+# rentapi_binary: $work/rentapi is RENTAPI_BIN when set, else built from
+# the working tree; rev says which.
+rentapi_binary() {
+	if [ -n "${RENTAPI_BIN:-}" ]; then
+		cp "$RENTAPI_BIN" "$work/rentapi"
+		rev="$RENTAPI_BIN"
+	else
+		go build -o "$work/rentapi" ./cmd/rentapi
+		rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cmd internal || echo '+changes')"
+	fi
+}
 
 # started NAME COMMAND...: runs a server, waits for its address, url[NAME].
 started() {

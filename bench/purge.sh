@@ -16,13 +16,7 @@ duration="${DURATION:-10s}"
 command -v wrk >/dev/null || apt-get install -y wrk >/dev/null
 command -v sqlite3 >/dev/null || apt-get install -y sqlite3 >/dev/null
 source bench/lib.sh
-if [ -n "${RENTAPI_BIN:-}" ]; then
-	cp "$RENTAPI_BIN" "$work/rentapi"
-	rev="$RENTAPI_BIN"
-else
-	go build -o "$work/rentapi" ./cmd/rentapi
-	rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cmd internal || echo '+changes')"
-fi
+rentapi_binary
 db="$work/purge.db"
 serve() { started "$1" env RENTAPI_DB="sqlite:$db" RENTAPI_SECRET_FILE="$work/secret" "$work/rentapi" serve --addr 127.0.0.1:0 --rate-limits=false; }
 serve seed

@@ -15,13 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rooms="${ROOMS:-10000}"
 count="${COUNT:-300}"
 source bench/lib.sh
-if [ -n "${RENTAPI_BIN:-}" ]; then
-	cp "$RENTAPI_BIN" "$work/rentapi"
-	rev="$RENTAPI_BIN"
-else
-	go build -o "$work/rentapi" ./cmd/rentapi
-	rev="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- cmd internal || echo '+changes')"
-fi
+rentapi_binary
 started rooms env RENTAPI_DB="sqlite:$work/rooms.db" RENTAPI_SECRET_FILE="$work/secret" "$work/rentapi" serve --addr 127.0.0.1:0 --rate-limits=false
 k=$("${SEED:-$work/cycle}" -db "sqlite:$work/rooms.db" -secret-file "$work/secret" -bills "$rooms" -months 1 -landlords 1 seed 2>>"$work/seed.log")
 prop=$(curl -sf -H "Authorization: Bearer $k" "${url[rooms]}/v1/properties?limit=1" | grep -o '"id":"prop_[a-z0-9]*"' | head -1 | cut -d'"' -f4)
