@@ -78,6 +78,8 @@ func TestPropertyValidation(t *testing.T) {
 		{`[1,2]`, "invalid_json", ""},
 		{`{"name":`, "invalid_json", ""},
 		{`{"name":"a"} {"name":"b"}`, "invalid_json", ""},
+		{`{"name":"a","electricity_rate":800,"water_rate":1} ]`, "invalid_json", ""},
+		{`{"name":"a","electricity_rate":800,"water_rate":1}}`, "invalid_json", ""},
 		{`null`, "invalid_json", ""},
 		{`{"name":"a","name":"b","electricity_rate":800,"water_rate":1}`, "invalid_json", ""},
 		{`{"name":"a","electricity_rate":800,"water_rate":1,"water_rate":2}`, "invalid_json", ""},
