@@ -234,15 +234,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		status, elapsed := sw.Sent(), time.Since(line.Start)
 		s.metrics.Request(route, status, info.mode, elapsed)
-		attrs := append(line.Attrs(r, route, s.proxies), "path", logPath(r.URL.Path),
-			"application_id", info.applicationID, "account_id", info.accountID, "mode", info.mode)
+		attrs := append(make([]slog.Attr, 0, 5), slog.String("path", logPath(r.URL.Path)),
+			slog.String("application_id", info.applicationID), slog.String("account_id", info.accountID), slog.String("mode", info.mode))
 		if status >= 400 {
-			attrs = append(attrs, "code", info.code)
+			attrs = append(attrs, slog.String("code", info.code))
 			if route != readyRoute { // an unready database is no refusal of a client
 				s.metrics.Refused(info.code)
 			}
 		}
-		s.log.InfoContext(r.Context(), "request", attrs...)
+		line.Log(r.Context(), s.log, r, route, s.proxies, attrs...)
 		if info.applicationID != "" {
 			s.requests.add(store.LoggedRequest{ID: line.ID, ApplicationID: info.applicationID, Mode: info.mode, AccountID: info.accountID,
 				Method: request.LogMethod(r.Method), Path: loggedPath(r.URL.Path), Status: status, Code: info.code, Latency: elapsed,

@@ -1,9 +1,12 @@
 package request
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -102,11 +105,26 @@ func TestBegin(t *testing.T) {
 	if line.W.Sent() != http.StatusTeapot || len(seen) != 1 || rec.Code != http.StatusTeapot {
 		t.Errorf("sent %d, seen %v, recorded %d", line.W.Sent(), seen, rec.Code)
 	}
-	attrs := line.Attrs(r, "GET /pay/{token}", nil)
-	want := map[string]any{"request_id": line.ID, "method": "GET", "route": "GET /pay/{token}", "status": http.StatusTeapot, "remote": "192.0.2.1"}
-	for i := 0; i+1 < len(attrs); i += 2 {
-		if w, ok := want[attrs[i].(string)]; ok && w != attrs[i+1] {
-			t.Errorf("%s = %v, want %v", attrs[i], attrs[i+1], w)
+	var buf bytes.Buffer
+	line.Log(r.Context(), slog.New(slog.NewJSONHandler(&buf, nil)), r, "GET /pay/{token}", nil, slog.String("code", "teapot"))
+	var got map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("log line %q: %v", buf.String(), err)
+	}
+	want := map[string]any{"level": "INFO", "msg": "request", "request_id": line.ID, "method": "GET", "route": "GET /pay/{token}",
+		"status": float64(http.StatusTeapot), "remote": "192.0.2.1", "code": "teapot"}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s = %v, want %v", k, got[k], w)
 		}
+	}
+	if _, ok := got["duration_ms"].(float64); !ok || got["time"] == nil || got["source"] != nil {
+		t.Errorf("log line %s: want a duration and a time, and no source", buf.String())
+	}
+	// A logger above Info writes nothing.
+	buf.Reset()
+	line.Log(r.Context(), slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), r, "GET /", nil)
+	if buf.Len() != 0 {
+		t.Errorf("logged above its level: %s", buf.String())
 	}
 }

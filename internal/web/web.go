@@ -150,7 +150,7 @@ func (s *site) logged(mux *http.ServeMux, h http.Handler) http.Handler {
 		if mux != nil {
 			_, route = mux.Handler(r)
 		}
-		defer func() { s.log.InfoContext(r.Context(), "request", line.Attrs(r, route, s.proxies)...) }()
+		defer func() { line.Log(r.Context(), s.log, r, route, s.proxies) }()
 		h.ServeHTTP(line.W, r)
 	})
 }
