@@ -2,6 +2,7 @@ package rental
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -59,34 +60,51 @@ func ParseScopes(s string) (Scopes, error) {
 	return out.normal(), nil
 }
 
-// normal sorts into AllScopes order and drops duplicates.
-func (s Scopes) normal() Scopes {
-	out := make(Scopes, 0, len(s))
-	for _, a := range AllScopes {
-		if slices.Contains(s, a) {
-			out = append(out, a)
+// scopeBits gives each scope of AllScopes its bit, in AllScopes order.
+var scopeBits = func() map[Scope]uint32 {
+	m := make(map[Scope]uint32, len(AllScopes))
+	for i, sc := range AllScopes {
+		m[sc] = 1 << i
+	}
+	return m
+}()
+
+// bits is the set as a mask of scopeBits; a name that is no scope has none.
+func (s Scopes) bits() uint32 {
+	var b uint32
+	for _, sc := range s {
+		b |= scopeBits[sc]
+	}
+	return b
+}
+
+// fromBits is the set of a mask, in AllScopes order.
+func fromBits(b uint32) Scopes {
+	out := make(Scopes, 0, bits.OnesCount32(b))
+	for i, sc := range AllScopes {
+		if b&(1<<i) != 0 {
+			out = append(out, sc)
 		}
 	}
 	return out
 }
+
+// normal sorts into AllScopes order and drops duplicates.
+func (s Scopes) normal() Scopes { return fromBits(s.bits()) }
 
 // Has reports whether the set holds sc.
 func (s Scopes) Has(sc Scope) bool { return slices.Contains(s, sc) }
 
 // Intersect returns the scopes present in s and in every other set: what a
 // request may use is what the key, the application and the grant all allow.
+// It runs on every request and for every event's endpoints, so it works on
+// masks rather than comparing names.
 func (s Scopes) Intersect(others ...Scopes) Scopes {
-	out := Scopes{}
-	for _, sc := range s.normal() {
-		in := true
-		for _, o := range others {
-			in = in && o.Has(sc)
-		}
-		if in {
-			out = append(out, sc)
-		}
+	b := s.bits()
+	for _, o := range others {
+		b &= o.bits()
 	}
-	return out
+	return fromBits(b)
 }
 
 // String joins the set with spaces, the stored form.

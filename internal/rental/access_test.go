@@ -240,3 +240,38 @@ func TestCheckInvoiceNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestScopeSets: Intersect and ParseScopes give sets in AllScopes order,
+// without duplicates or unknown names, empty (not nil) when nothing is
+// shared; the bits of a set fit AllScopes.
+func TestScopeSets(t *testing.T) {
+	t.Parallel()
+	if len(AllScopes) > 32 {
+		t.Fatalf("%d scopes do not fit a uint32 mask", len(AllScopes))
+	}
+	cases := []struct {
+		name   string
+		s      Scopes
+		others []Scopes
+		want   string
+	}{
+		{"reordered and deduplicated", Scopes{ScopeBillsRead, ScopePropertiesRead, ScopeBillsRead}, nil, "properties:read bills:read"},
+		{"with one other", Scopes{ScopeWebhooksManage, ScopeBillsRead, ScopeRoomsWrite}, []Scopes{{ScopeRoomsWrite, ScopeWebhooksManage}},
+			"rooms:write webhooks:manage"},
+		{"with two others", AllScopes, []Scopes{{ScopeBillsRead, ScopeBillsWrite, ScopeTenantsRead}, {ScopeTenantsRead, ScopeBillsWrite}},
+			"tenants:read bills:write"},
+		{"an unknown name is dropped", Scopes{"bills:delete", ScopeBillsRead}, []Scopes{{"bills:delete", ScopeBillsRead}}, "bills:read"},
+		{"nothing shared", Scopes{ScopeBillsRead}, []Scopes{{ScopeBillsWrite}}, ""},
+		{"an empty other", AllScopes, []Scopes{nil}, ""},
+	}
+	for _, c := range cases {
+		got := c.s.Intersect(c.others...)
+		if got == nil || got.String() != c.want {
+			t.Errorf("%s: %#v, want %q", c.name, got, c.want)
+		}
+	}
+	all, err := ParseScopes("webhooks:manage, properties:read bills:read properties:read")
+	if err != nil || all.String() != "properties:read bills:read webhooks:manage" {
+		t.Errorf("ParseScopes: %v %v", all, err)
+	}
+}
