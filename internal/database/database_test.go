@@ -942,3 +942,63 @@ func TestGroupCommit(t *testing.T) {
 		}
 	})
 }
+
+// TestPlanForValues: on PostgreSQL the transaction's statements after
+// PlanForValues are planned for their values (plan_cache_mode), and the
+// setting ends with the transaction, committed or rolled back; on SQLite
+// it changes nothing, and the transaction works as before on both.
+func TestPlanForValues(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		mode := func(tx *database.Tx) string {
+			t.Helper()
+			if b.engine == database.SQLite {
+				return ""
+			}
+			var m string
+			if err := tx.QueryRowContext(ctx, `SELECT current_setting('plan_cache_mode')`).Scan(&m); err != nil {
+				t.Fatal(err)
+			}
+			return m
+		}
+		// The connections' own mode (Open's force_generic_plan), then the
+		// transaction's.
+		want := map[database.Engine][2]string{database.SQLite: {"", ""}, database.Postgres: {"force_generic_plan", "force_custom_plan"}}[b.engine]
+		for _, commit := range []bool{true, false} {
+			tx, err := b.db.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := mode(tx); got != want[0] {
+				t.Fatalf("before: %q, want %q", got, want[0])
+			}
+			tx.PlanForValues()
+			if err := tx.Later(ctx, insert(map[bool]string{true: "kept", false: "undone"}[commit], 1)); err != nil {
+				t.Fatal(err)
+			}
+			if got := mode(tx); got != want[1] {
+				t.Fatalf("after PlanForValues: %q, want %q", got, want[1])
+			}
+			if commit {
+				err = tx.Commit()
+			} else {
+				err = tx.Rollback()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := b.count(t); got != 1 {
+			t.Fatalf("%d things, want the committed one", got)
+		}
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if got := mode(tx); got != want[0] {
+			t.Fatalf("the next transaction: %q, want %q", got, want[0])
+		}
+	})
+}

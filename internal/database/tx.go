@@ -102,6 +102,25 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) Ro
 // runs them at once.
 func (tx *Tx) Pipelined() bool { return tx.pg != nil }
 
+// PlanForValues has PostgreSQL plan the transaction's later statements
+// for the values they are given, each time, instead of keeping the one
+// generic plan per statement that Open sets the connections to: for the
+// few transactions (a readings batch, a bill run) whose statements read
+// hundreds of rows by long lists of IDs. A generic plan is made at the
+// statement's first run, with the statistics of that moment and without
+// the values; one made while the tables were small (a new deployment, a
+// dorm just onboarded) read every reading of the month for each room of
+// a batch, or every bill for each reading of a bill run, taking a bill
+// run from milliseconds to seconds as the tables grew. Planning anew
+// costs these statements little beside their work. It travels with the
+// next round trip; SQLite plans each statement once (see keepPlan) and
+// needs nothing.
+func (tx *Tx) PlanForValues() {
+	if tx.pg != nil {
+		tx.pg.queued = append(tx.pg.queued, Stmt{SQL: `SET LOCAL plan_cache_mode = force_custom_plan`, What: "database: plan for values"})
+	}
+}
+
 // Later runs a statement whose answer the transaction needs only if it
 // fails: on PostgreSQL it travels with the transaction's next statement
 // (or COMMIT), a round trip saved, and its error is that statement's.

@@ -28,6 +28,7 @@ func (tx *Tx) RunBills(ctx context.Context, acct *rental.Account, propertyID, mo
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
+	tx.PlanForValues() // a property's rooms, readings and bills at once
 	tx.readEndpointsAhead(acct)
 	prop, err := tx.GetProperty(ctx, acct, propertyID)
 	if err != nil {

@@ -188,6 +188,9 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 	if err := tx.Claim(ctx, acct); err != nil {
 		return nil, err
 	}
+	if len(in) > 1 {
+		tx.PlanForValues() // the rooms and readings of a batch, by long lists of IDs
+	}
 	ids := make([]string, len(in))
 	from, to := "", ""
 	for i, item := range in {
