@@ -140,7 +140,7 @@ func chatHarness(t *testing.T, e storetest.Engine, line *fakeLINE, opts ...func(
 		c.Guard = webhook.Guard{AllowLoopback: true}
 		c.ChatLive, c.LINE, c.LineChannelSecret = true, client, lineSecret
 	}}, opts...)...)
-	h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{RescueAfter: noRescue, LINE: client})
+	h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{LINE: client})
 	return h
 }
 

@@ -297,7 +297,7 @@ func TestWebhookAttemptLogs(t *testing.T) {
 		log := logs.logger()
 		m := metric.New()
 		h := newHarness(t, e, func(c *api.Config) { c.Guard, c.Log, c.Metrics = webhook.Guard{AllowLoopback: true}, log, m })
-		h.runJobs(log, jobs.Options{Metrics: m, RescueAfter: 10 * time.Second})
+		h.runJobs(log, jobs.Options{Metrics: m})
 		key := h.testKey(h.fixture(rental.PlanPro))
 		failing, taking := newReceiver(t, e.Clock.Now), newReceiver(t, e.Clock.Now)
 		failing.answers = []int{500}

@@ -54,7 +54,7 @@ func TestSlipThroughLINE(t *testing.T) {
 			c.Guard = webhook.Guard{AllowLoopback: true}
 			c.ChatLive, c.LINE, c.LineChannelSecret, c.SlipsLive = true, client, lineSecret, true
 		})
-		h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{RescueAfter: noRescue, LINE: client, Slips: slips})
+		h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{LINE: client, Slips: slips})
 		p := slipPayee(t, h, prov)
 		tenant := billTenant(t, h, p)
 		registerTenant(t, h, tenant)

@@ -178,16 +178,20 @@ const noRescue = 100 * 365 * 24 * time.Hour
 // client running deliveries as the service does.
 func webhookHarness(t *testing.T, e storetest.Engine) *harness {
 	h := newHarness(t, e, func(c *api.Config) { c.Guard = webhook.Guard{AllowLoopback: true} })
-	h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{RescueAfter: noRescue})
+	h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{})
 	return h
 }
 
 // runJobs starts a job client over the harness's database, as serve does,
 // until the test ends: with the harness's secret, and a sender that admits
-// loopback receivers unless o names another.
+// loopback receivers unless o names another, and no rescue unless o sets
+// one (see noRescue).
 func (h *harness) runJobs(log *slog.Logger, o jobs.Options) {
 	t := h.t
 	o.Secret = h.sec
+	if o.RescueAfter == 0 {
+		o.RescueAfter = noRescue
+	}
 	if o.Sender == nil {
 		o.Sender = webhook.NewSender(webhook.Guard{AllowLoopback: true}, nil)
 	}
@@ -750,7 +754,7 @@ func TestWebhookDeliveryEndsWithItsJob(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.sec = other
-		h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{RescueAfter: noRescue})
+		h.runJobs(slog.New(slog.DiscardHandler), jobs.Options{})
 		for range 300 {
 			res := h.do(req{key: key, method: "GET", path: "/v1/webhook-endpoints/" + ep["id"].(string) + "/deliveries"})
 			want(t, res, http.StatusOK)
