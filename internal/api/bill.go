@@ -9,30 +9,42 @@ import (
 
 var billPosition = position(func(b rental.Bill) rental.Time { return b.CreatedAt }, func(b rental.Bill) string { return b.ID })
 
-func (s *Server) createBill(c *call) (int, any, error) {
+// billBody is POST /v1/bills's body, decoded before the transaction (see
+// prepareFunc).
+type billBody struct {
+	room, month string
+	issue       bool
+}
+
+func decodeBill(c *call) (billBody, error) {
+	var in billBody
 	f, err := parseObject(c.body, "room_id", "month", "issue")
 	if err != nil {
-		return 0, nil, err
+		return in, err
 	}
-	room, err := requiredID(f, "room_id", "room")
-	if err != nil {
-		return 0, nil, err
+	if in.room, err = requiredID(f, "room_id", "room"); err != nil {
+		return in, err
 	}
 	month, err := required(f, "month")
 	if err != nil {
-		return 0, nil, err
+		return in, err
 	}
-	if month, err = rental.ParseMonth("month", month); err != nil {
-		return 0, nil, err
+	if in.month, err = rental.ParseMonth("month", month); err != nil {
+		return in, err
 	}
 	issue, err := f.bool("issue")
 	if err != nil {
-		return 0, nil, err
+		return in, err
 	}
 	if issue.Null {
-		return 0, nil, rental.FieldType("issue", "true or false")
+		return in, rental.FieldType("issue", "true or false")
 	}
-	b, err := c.tx.CreateBill(c.ctx, c.acct(), room, month, !issue.Set || issue.Value)
+	in.issue = !issue.Set || issue.Value
+	return in, nil
+}
+
+func (s *Server) createBill(c *call, in billBody) (int, any, error) {
+	b, err := c.tx.CreateBill(c.ctx, c.acct(), in.room, in.month, in.issue)
 	if err != nil {
 		return 0, nil, err
 	}

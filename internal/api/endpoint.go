@@ -104,13 +104,37 @@ func (s *Server) freshEndpoint(scope rental.Scope, query []string, h handlerFunc
 	return s.adapt(operation{scope: scope, query: query, h: h, fresh: true})
 }
 
-// prepareFunc is the part of a write that waits on the outside world (a
-// webhook URL's DNS lookup): it runs once the body is read and before the
-// write's transaction begins, so that the wait holds no database
-// connection (SQLite's one writer above all), and returns the operation to
-// run in the transaction. It sees the call without c.tx or c.q. It runs
-// also for a request whose Idempotency-Key then answers a stored response.
+// prepareFunc is the part of a write that needs no database: decoding
+// and judging its body, and waiting on the outside world (a webhook URL's
+// DNS lookup). It runs once the body is read and before the write's
+// transaction begins, so that none of it holds a database connection or
+// SQLite's one writer's turn, which every other write waits through, and
+// returns the operation to run in the transaction. It sees the call
+// without c.tx or c.q. It runs also for a request whose Idempotency-Key
+// then answers a stored response.
 type prepareFunc func(c *call) handlerFunc
+
+// decoded is the prepareFunc of a write whose body decode turns into its
+// input, run with it in the transaction. A refusal of the body is the
+// transaction's answer, so it is kept under an Idempotency-Key like any
+// other 4xx.
+func decoded[T any](decode func(c *call) (T, error), run func(c *call, in T) (int, any, error)) prepareFunc {
+	return func(c *call) handlerFunc {
+		in, err := decode(c)
+		return func(c *call) (int, any, error) {
+			if err != nil {
+				return 0, nil, err
+			}
+			return run(c, in)
+		}
+	}
+}
+
+// prepared is endpoint for a write prepared outside its transaction (see
+// prepareFunc).
+func (s *Server) prepared(scope rental.Scope, prepare prepareFunc) http.Handler {
+	return s.adapt(operation{scope: scope, prepare: prepare})
+}
 
 // appWrite is appEndpoint for a write that is prepared outside its
 // transaction (see prepareFunc).

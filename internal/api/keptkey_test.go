@@ -270,6 +270,44 @@ func TestClaimAheadLost(t *testing.T) {
 	})
 }
 
+// A write decoded before its transaction (a batch of readings) that runs
+// again, its claim ahead lost to another process's tick, answers as one
+// run would: each item's result once, the one not decoded among them, and
+// the answer kept for its Idempotency-Key.
+func TestPreparedWriteRunsAgain(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		one, two, f, acct := linkedOnTwoServers(t, e)
+		key := one.liveKey(f, acct.ID)
+		prop := one.do(req{key: key, method: "POST", path: "/v1/properties", body: property("Baan Again")})
+		want(t, prop, http.StatusCreated)
+		room := one.do(req{key: key, method: "POST", path: "/v1/properties/" + prop.data()["id"].(string) + "/rooms", body: map[string]any{"number": "101", "monthly_rent": 350000}})
+		want(t, room, http.StatusCreated)
+		id := room.data()["id"].(string)
+		// The other process ticks the clock on: one's claim ahead loses.
+		if _, err := e.DB.WritePool().ExecContext(ctx, `UPDATE landlords SET clock = clock + 60000 WHERE id = $1`, acct.LandlordID); err != nil {
+			t.Fatal(err)
+		}
+		lost := one.e.DB.ClaimsAheadLost()
+		body := map[string]any{"readings": []any{reading(id, "2026-10", 100, 10), 5, reading(id, "2026-10", 200, 20), reading(id, "2026-11", 150, 15)}}
+		batch := req{key: key, method: "POST", path: "/v1/meter-readings/batch", body: body, headers: []string{"Idempotency-Key: again"}}
+		res := one.do(batch)
+		want(t, res, http.StatusOK)
+		if e.DB.Engine() == store.Postgres && one.e.DB.ClaimsAheadLost() != lost+1 {
+			t.Fatalf("%d claims ahead lost, want 1: the batch did not run again", one.e.DB.ClaimsAheadLost()-lost)
+		}
+		got := batchItems(t, res)
+		if len(got) != 4 || got[0].Status != 201 || got[1].Status != 400 || got[2].Status != 409 || got[3].Status != 201 ||
+			got[0].Error != nil || got[1].Reading != nil || got[2].Reading != nil || got[3].Error != nil {
+			t.Fatalf("results: %s", res.body)
+		}
+		if again := two.do(batch); again.header.Get("Idempotent-Replayed") != "true" || string(again.body) != string(res.body) {
+			t.Fatalf("retry on the other process: %s %s", again.header.Get("Idempotent-Replayed"), again.body)
+		}
+	})
+}
+
 // TestClaimsAheadAcrossServers: two servers write one landlord at once,
 // each predicting the clock from its own commits, so their claims ahead
 // keep meeting the other's ticks. Every write is answered 201 once, and

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 
 	"rentapi/internal/rental"
 	"rentapi/internal/request"
@@ -80,15 +81,17 @@ func readingInput(f fields) (store.ReadingInput, error) {
 	return in, err
 }
 
-func (s *Server) createReading(c *call) (int, any, error) {
+// decodeReading decodes POST /v1/meter-readings's body, before the
+// transaction (see prepareFunc).
+func decodeReading(c *call) (store.ReadingInput, error) {
 	f, err := parseObject(c.body, readingFields...)
 	if err != nil {
-		return 0, nil, err
+		return store.ReadingInput{}, err
 	}
-	in, err := readingInput(f)
-	if err != nil {
-		return 0, nil, err
-	}
+	return readingInput(f)
+}
+
+func (s *Server) createReading(c *call, in store.ReadingInput) (int, any, error) {
 	r, err := c.tx.CreateReading(c.ctx, c.acct(), in)
 	if err != nil {
 		return 0, nil, err
@@ -113,45 +116,60 @@ func (s *Server) refused(c *call, res *batchResult, err error) {
 	}
 }
 
-// createReadings records a batch of readings, each item decoded and
-// judged as if posted alone; the batch is refused as a whole only for its
-// own shape.
-func (s *Server) createReadings(c *call) (int, any, error) {
+// readingBatch is a batch of readings as its body decodes: each item's
+// result so far (its refusal when it did not decode), and the inputs of
+// the others, with the index of each.
+type readingBatch struct {
+	out    []batchResult
+	inputs []store.ReadingInput
+	at     []int
+}
+
+// decodeReadings decodes POST /v1/meter-readings/batch's body before the
+// transaction (see prepareFunc), each item as if posted alone; the batch
+// is refused as a whole only for its own shape.
+func (s *Server) decodeReadings(c *call) (readingBatch, error) {
+	var b readingBatch
 	f, err := parseObject(c.body, "readings")
 	if err != nil {
-		return 0, nil, err
+		return b, err
 	}
 	raw, set, null := f.raw("readings")
 	if !set || null {
-		return 0, nil, rental.Missing("readings")
+		return b, rental.Missing("readings")
 	}
 	items, array := elements(raw)
 	if err := rental.CheckReadingBatch(array, len(items)); err != nil {
-		return 0, nil, err
+		return b, err
 	}
-	out := make([]batchResult, len(items))
-	var inputs []store.ReadingInput
-	var at []int // the index of each of inputs
+	b.out = make([]batchResult, len(items))
 	for i, item := range items {
-		out[i].Index = i
+		b.out[i].Index = i
 		f, err := parseItem(item, "readings", readingFields...)
 		if err != nil {
-			s.refused(c, &out[i], err)
+			s.refused(c, &b.out[i], err)
 			continue
 		}
 		in, err := readingInput(f)
 		if err != nil {
-			s.refused(c, &out[i], err)
+			s.refused(c, &b.out[i], err)
 			continue
 		}
-		inputs, at = append(inputs, in), append(at, i)
+		b.inputs, b.at = append(b.inputs, in), append(b.at, i)
 	}
-	results, err := c.tx.CreateReadings(c.ctx, c.acct(), inputs)
+	return b, nil
+}
+
+// createReadings records a batch's decoded items, each judged as if
+// posted alone. The decoded batch is left as it is, for a run again.
+func (s *Server) createReadings(c *call, b readingBatch) (int, any, error) {
+	results, err := c.tx.CreateReadings(c.ctx, c.acct(), b.inputs)
 	if err != nil {
 		return 0, nil, err
 	}
+	out := slices.Clone(b.out)
 	for k, r := range results {
-		res := &out[at[k]]
+		res := &out[b.at[k]]
 		if r.Err != nil {
 			s.refused(c, res, r.Err)
 			continue

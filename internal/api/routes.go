@@ -44,14 +44,14 @@ func (s *Server) routes() {
 
 	s.handle("GET /v1/meters", s.endpoint(rental.ScopeMetersRead, listQuery("property_id", "room_id", "kind"), s.listMeters))
 	s.handle("GET /v1/meters/{meter_id}", s.endpoint(rental.ScopeMetersRead, nil, s.getMeter))
-	s.handle("POST /v1/meter-readings", s.endpoint(rental.ScopeMetersWrite, nil, s.createReading))
-	s.handle("POST /v1/meter-readings/batch", s.endpoint(rental.ScopeMetersWrite, nil, s.createReadings))
+	s.handle("POST /v1/meter-readings", s.prepared(rental.ScopeMetersWrite, decoded(decodeReading, s.createReading)))
+	s.handle("POST /v1/meter-readings/batch", s.prepared(rental.ScopeMetersWrite, decoded(s.decodeReadings, s.createReadings)))
 	s.handle("GET /v1/meter-readings", s.endpoint(rental.ScopeMetersRead,
 		listQuery("property_id", "room_id", "month", "from_month", "to_month", "flagged"), s.listReadings))
 	s.handle("GET /v1/meter-readings/{reading_id}", s.endpoint(rental.ScopeMetersRead, nil, s.getReading))
 	s.handle("PATCH /v1/meter-readings/{reading_id}", s.endpoint(rental.ScopeMetersWrite, nil, s.correctReading))
 
-	s.handle("POST /v1/bills", s.endpoint(rental.ScopeBillsWrite, nil, s.createBill))
+	s.handle("POST /v1/bills", s.prepared(rental.ScopeBillsWrite, decoded(decodeBill, s.createBill)))
 	s.handle("GET /v1/bills", s.endpoint(rental.ScopeBillsRead, listQuery("property_id", "room_id", "tenant_id", "status",
 		"month", "from_month", "to_month", "created_after", "created_before"), s.listBills))
 	s.handle("GET /v1/bills/{bill_id}", s.endpoint(rental.ScopeBillsRead, nil, s.getBill))
@@ -86,9 +86,9 @@ func (s *Server) routes() {
 
 	// Webhook endpoints are the application's own, per mode.
 	s.handle("GET /v1/webhook-endpoints", s.appEndpoint(rental.ScopeWebhooksManage, listQuery(), s.listEndpoints))
-	s.handle("POST /v1/webhook-endpoints", s.appWrite(rental.ScopeWebhooksManage, s.createEndpoint))
+	s.handle("POST /v1/webhook-endpoints", s.appWrite(rental.ScopeWebhooksManage, decoded(s.endpointCreate, s.createEndpoint)))
 	s.handle("GET /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.getEndpoint))
-	s.handle("PATCH /v1/webhook-endpoints/{endpoint_id}", s.appWrite(rental.ScopeWebhooksManage, s.updateEndpoint))
+	s.handle("PATCH /v1/webhook-endpoints/{endpoint_id}", s.appWrite(rental.ScopeWebhooksManage, decoded(s.endpointUpdate, s.updateEndpoint)))
 	s.handle("DELETE /v1/webhook-endpoints/{endpoint_id}", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.deleteEndpoint))
 	s.handle("POST /v1/webhook-endpoints/{endpoint_id}/rotate-secret", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.rotateSecret))
 	s.handle("POST /v1/webhook-endpoints/{endpoint_id}/test", s.appEndpoint(rental.ScopeWebhooksManage, nil, s.testEndpoint))

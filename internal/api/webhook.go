@@ -39,20 +39,22 @@ func (s *Server) endpointChange(ctx context.Context, body []byte, create bool) (
 	return ch.Check(create, s.guard.CheckFunc(ctx))
 }
 
-// createEndpoint judges the body, the URL's DNS lookup included, before the
-// transaction that creates the endpoint.
-func (s *Server) createEndpoint(c *call) handlerFunc {
-	spec, err := s.endpointChange(c.ctx, c.body, true)
-	return func(c *call) (int, any, error) {
-		if err != nil {
-			return 0, nil, err
-		}
-		e, err := c.tx.CreateEndpoint(c.ctx, &c.caller.key.App, c.caller.mode, spec, s.secret)
-		if err != nil {
-			return 0, nil, err
-		}
-		return http.StatusCreated, data{e}, nil
+// endpointCreate and endpointUpdate read a create or an update body (see
+// endpointChange) before the transaction, the URL's DNS lookup included.
+func (s *Server) endpointCreate(c *call) (rental.EndpointSpec, error) {
+	return s.endpointChange(c.ctx, c.body, true)
+}
+
+func (s *Server) endpointUpdate(c *call) (rental.EndpointSpec, error) {
+	return s.endpointChange(c.ctx, c.body, false)
+}
+
+func (s *Server) createEndpoint(c *call, spec rental.EndpointSpec) (int, any, error) {
+	e, err := c.tx.CreateEndpoint(c.ctx, &c.caller.key.App, c.caller.mode, spec, s.secret)
+	if err != nil {
+		return 0, nil, err
 	}
+	return http.StatusCreated, data{e}, nil
 }
 
 func (s *Server) listEndpoints(c *call) (int, any, error) {
@@ -68,17 +70,9 @@ func (s *Server) getEndpoint(c *call) (int, any, error) {
 	return found(c.q.GetEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id")))
 }
 
-// updateEndpoint judges the body, a new URL's DNS lookup included, before
-// the transaction that changes the endpoint.
-func (s *Server) updateEndpoint(c *call) handlerFunc {
-	spec, err := s.endpointChange(c.ctx, c.body, false)
-	return func(c *call) (int, any, error) {
-		if err != nil {
-			return 0, nil, err
-		}
-		spec.DisabledReason = "Disabled through the API."
-		return found(c.tx.UpdateEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"), spec))
-	}
+func (s *Server) updateEndpoint(c *call, spec rental.EndpointSpec) (int, any, error) {
+	spec.DisabledReason = "Disabled through the API."
+	return found(c.tx.UpdateEndpoint(c.ctx, c.caller.key.App.ID, c.caller.mode, c.r.PathValue("endpoint_id"), spec))
 }
 
 func (s *Server) deleteEndpoint(c *call) (int, any, error) {
