@@ -140,6 +140,34 @@ func TestKeptLookupEarlyRefusals(t *testing.T) {
 	})
 }
 
+// TestKeptLookupConditional: a read answered from its tag (a 304, or the
+// answer kept under it) on a key's kept lookup makes the lookup's check in
+// the statement that reads the tag; after another process revokes the key
+// the same conditional read is 401, not 304.
+func TestKeptLookupConditional(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		one, two, f, acct := linkedOnTwoServers(t, e)
+		key := one.liveKey(f, acct.ID)
+		first := two.do(req{key: key, method: "GET", path: "/v1/properties"})
+		want(t, first, http.StatusOK)
+		tag := first.header.Get("ETag")
+		conditional := req{key: key, method: "GET", path: "/v1/properties", headers: []string{"If-None-Match: " + tag}}
+		confirmed := two.e.DB.KeptConfirmed()
+		want(t, two.do(conditional), http.StatusNotModified)
+		if kept := two.do(req{key: key, method: "GET", path: "/v1/properties"}); kept.status != http.StatusOK || string(kept.body) != string(first.body) {
+			t.Fatalf("the kept answer: %d %s", kept.status, kept.body)
+		}
+		if e.Name == "postgres" && two.e.DB.KeptConfirmed() != confirmed+2 {
+			t.Fatalf("%d reads confirmed the kept lookup, want 2", two.e.DB.KeptConfirmed()-confirmed)
+		}
+		revokeKeys(t, e, f, func(k rental.APIKey) bool { return k.RevokedAt == nil })
+		if res := two.do(conditional); res.status != http.StatusUnauthorized || res.code() != "invalid_api_key" {
+			t.Fatalf("with the key revoked: %d %s", res.status, res.body)
+		}
+	})
+}
+
 // TestKeptLookupWrites: a write runs on the key's kept lookup too (on
 // PostgreSQL the version read travels with its transaction's first
 // statement), and after another process revokes the key the next write is
