@@ -32,3 +32,13 @@ func (db *DB) MigrateDownTo(ctx context.Context, version int64) error {
 	_, err = provider.DownTo(ctx, version)
 	return err
 }
+
+// VersionReads reports how many version reads of kept lookups the process
+// made, in how many statements, and how many wait now (see versionReads),
+// for TestVersionReadsShareStatements.
+func (db *DB) VersionReads() (reads, statements int64, waiting int) {
+	v := &db.versions
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.reads.Load(), v.statements.Load(), len(v.waiting)
+}

@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"rentapi/internal/database"
@@ -279,15 +277,13 @@ func (k *KeyRun) DataVersion(ctx context.Context, q *Queries, landlordID string)
 // and the access version in one statement, and makes the check with the
 // latter: a statement the fewer than a read carrying the check, and on
 // PostgreSQL the whole of a read answered from its tag (a 304, or an
-// answer kept under the tag).
+// answer kept under the tag). The statement is shared with the reads of
+// requests made at the same time (see versionReads).
 func (kc *KeyCheck) dataVersion(ctx context.Context, landlordID string) (string, error) {
-	var version int64
-	var writes, clock sql.NullInt64
-	err := kc.db.Reader().QueryRowContext(ctx, `SELECT a.version, l.data_version, l.clock FROM access_version a
-		LEFT JOIN landlords l ON l.id = $1`, landlordID).Scan(&version, &writes, &clock)
+	version, writes, clock, err := kc.db.readVersions(ctx, landlordID)
 	kc.record(version, err)
 	if err != nil {
-		return "", fmt.Errorf("store: data version: %w", err)
+		return "", err
 	}
 	if err := kc.Outcome(); err != nil {
 		return "", err

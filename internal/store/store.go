@@ -96,6 +96,8 @@ type DB struct {
 	aheadLost atomic.Int64
 	// keys are the process's last key lookups (see LookupKey).
 	keys keyCache
+	// versions gathers the version reads of requests on kept lookups.
+	versions versionReads
 }
 
 // Options tune Open. The zero value is the production setting.

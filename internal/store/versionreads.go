@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// versionReads gathers the reads that requests on kept key lookups make of
+// the access version and their landlords' data versions (see
+// KeyCheck.dataVersion) into shared statements, on PostgreSQL. Such a read
+// is the whole database work of a read answered from its tag, so under
+// load a process would otherwise send one round trip per request, each
+// waking a server process and this one. A read that finds fewer than
+// versionStatements statements of its kind in flight sends its own at
+// once; one that finds them busy waits, and all that wait go together in
+// the next statement, sent as soon as one in flight has answered. Every
+// statement starts after each of its reads was asked for, so the answer
+// is never older than the request: a key revoked, a link ended or a write
+// committed before the request came is seen, on every process, as it was
+// with a statement of the request's own.
+type versionReads struct {
+	mu sync.Mutex
+	// running counts the statements in flight; waiting are the reads
+	// that came while versionStatements were.
+	running int
+	waiting []*versionAsk
+	// statements and reads count both since the process began (for
+	// tests and the closing notes of benchmarks).
+	statements, reads atomic.Int64
+}
+
+// versionStatements is how many statements of versionReads may be in
+// flight at once: two, so that one can gather reads while the other is
+// on its way and a request never waits for more than the one ahead of it.
+const versionStatements = 2
+
+// versionBatch bounds the reads of one statement (its array parameter).
+const versionBatch = 512
+
+// versionAsk is one read: of the access version and of the data version
+// of landlordID. done is closed once the result is in; lead, sent instead,
+// makes the read the one that sends the statement of batch.
+type versionAsk struct {
+	landlordID    string
+	access        int64
+	writes, clock sql.NullInt64
+	err           error
+	done          chan bool
+	batch         []*versionAsk
+}
+
+// readVersions reads the access version and the data version of
+// landlordID's landlord (null parts when there is no such landlord), in a
+// statement shared with the reads of other requests made at the same
+// time (see versionReads).
+func (db *DB) readVersions(ctx context.Context, landlordID string) (access int64, writes, clock sql.NullInt64, err error) {
+	v := &db.versions
+	v.reads.Add(1)
+	r := &versionAsk{landlordID: landlordID}
+	v.mu.Lock()
+	if v.running < versionStatements {
+		v.running++
+		v.mu.Unlock()
+		db.sendVersions(ctx, []*versionAsk{r})
+	} else {
+		r.done = make(chan bool, 1)
+		v.waiting = append(v.waiting, r)
+		v.mu.Unlock()
+		// The wait is for a statement in flight and the one after it,
+		// each bounded like any statement; it does not end with the
+		// request, whose read may be the one that sends the next.
+		if lead := <-r.done; lead {
+			db.sendVersions(ctx, r.batch)
+		}
+	}
+	return r.access, r.writes, r.clock, r.err
+}
+
+// sendVersions runs the statement of batch, gives each read its result,
+// and hands the statement's place to the reads that came meanwhile, if
+// any: the first of them sends their statement.
+func (db *DB) sendVersions(ctx context.Context, batch []*versionAsk) {
+	v := &db.versions
+	v.statements.Add(1)
+	db.versionStatement(context.WithoutCancel(ctx), batch)
+	v.mu.Lock()
+	next := v.waiting
+	if len(next) > versionBatch {
+		next, v.waiting = next[:versionBatch], next[versionBatch:]
+	} else {
+		v.waiting = nil
+	}
+	if len(next) == 0 {
+		v.running--
+	}
+	v.mu.Unlock()
+	for _, r := range batch[1:] {
+		r.done <- false
+	}
+	if len(next) > 0 {
+		next[0].batch = next
+		next[0].done <- true
+	}
+}
+
+// versionStatement reads the versions of batch's reads in one statement.
+// It runs without the request's cancellation: it answers other requests
+// too.
+func (db *DB) versionStatement(ctx context.Context, batch []*versionAsk) {
+	ids := make([]string, 0, len(batch))
+	seen := make(map[string]bool, len(batch))
+	for _, r := range batch {
+		if !seen[r.landlordID] {
+			seen[r.landlordID] = true
+			ids = append(ids, r.landlordID)
+		}
+	}
+	type result struct {
+		access        int64
+		writes, clock sql.NullInt64
+	}
+	found := make(map[string]result, len(ids))
+	err := func() error {
+		// One landlord's read, the usual one when the process is not
+		// busy, goes without the array.
+		query, arg := `SELECT a.version, x.id, l.data_version, l.clock
+			FROM access_version a CROSS JOIN unnest($1::text[]) AS x(id) LEFT JOIN landlords l ON l.id = x.id`, any(ids)
+		if len(ids) == 1 {
+			query, arg = `SELECT a.version, $1::text, l.data_version, l.clock FROM access_version a LEFT JOIN landlords l ON l.id = $1`, ids[0]
+		}
+		rows, err := db.Reader().QueryContext(ctx, query, arg)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			var res result
+			if err := rows.Scan(&res.access, &id, &res.writes, &res.clock); err != nil {
+				return err
+			}
+			found[id] = res
+		}
+		return rows.Err()
+	}()
+	for _, r := range batch {
+		res, ok := found[r.landlordID]
+		switch {
+		case err != nil:
+			r.err = fmt.Errorf("store: data version: %w", err)
+		case !ok:
+			r.err = fmt.Errorf("store: data version: %w", sql.ErrNoRows)
+		default:
+			r.access, r.writes, r.clock = res.access, res.writes, res.clock
+		}
+	}
+}
