@@ -286,13 +286,14 @@ func (e environment) runServe(ctx context.Context, c *serveConfig) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    1 << 20, // the API answers over 64 KB in its envelope
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ConnContext:       httprequest.ConnContext,
 	}
 	hs.RegisterOnShutdown(srv.EndStreams)
 	// Starting made garbage (migrations parsed, templates, River's
 	// set-up) that would set the first heap goal at three times itself:
 	// collected now, the first requests do not grow the heap to it.
 	runtime.GC()
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(httprequest.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)

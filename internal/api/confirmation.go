@@ -47,7 +47,7 @@ func (s *Server) handleConfirmation() http.Handler {
 		renderJSON(http.StatusOK, map[string]any{"data": map[string]any{
 			"object": "payment_confirmation", "transaction_id": conf.TransactionID, "payment_id": p.ID,
 			"duplicate": duplicate, "payment_status": p.Status,
-		}}).write(w)
+		}}).write(r.Context(), w)
 	})
 }
 

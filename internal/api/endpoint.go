@@ -292,7 +292,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 		resp.stream.serve(w)
 		return true
 	}
-	if resp.write(w) == nil {
+	if resp.write(r.Context(), w) == nil {
 		resp.release()
 	}
 	return true

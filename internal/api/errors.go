@@ -96,7 +96,7 @@ func (resp response) release() {
 
 // write sends the response; an error means the body may not have been
 // taken whole (the client went away), and must not be released.
-func (resp response) write(w http.ResponseWriter) error {
+func (resp response) write(ctx context.Context, w http.ResponseWriter) error {
 	for k, v := range resp.header {
 		w.Header()[k] = v
 	}
@@ -106,7 +106,7 @@ func (resp response) write(w http.ResponseWriter) error {
 	}
 	w.WriteHeader(resp.status)
 	if len(resp.body) > 0 {
-		_, err := w.Write(resp.body)
+		_, err := request.Whole(ctx, w, resp.body)
 		return err
 	}
 	return nil
@@ -188,5 +188,5 @@ func (s *Server) errorDetail(ctx context.Context, e *rental.Error) *errorDetail 
 
 // writeError renders and sends an error.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	s.renderError(r.Context(), err).write(w)
+	s.renderError(r.Context(), err).write(r.Context(), w)
 }

@@ -27,7 +27,7 @@ func (s *Server) handleLineWebhook() http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		renderJSON(http.StatusOK, map[string]any{}).write(w)
+		renderJSON(http.StatusOK, map[string]any{}).write(r.Context(), w)
 	})
 }
 

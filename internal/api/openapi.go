@@ -121,7 +121,7 @@ type health struct {
 // handleHealth answers while the process is up.
 func (s *Server) handleHealth() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		renderJSON(http.StatusOK, health{"ok"}).write(w)
+		renderJSON(http.StatusOK, health{"ok"}).write(r.Context(), w)
 	})
 }
 
@@ -133,6 +133,6 @@ func (s *Server) handleReady() http.Handler {
 			s.writeError(w, r, rental.DatabaseUnreachable())
 			return
 		}
-		renderJSON(http.StatusOK, health{"ok"}).write(w)
+		renderJSON(http.StatusOK, health{"ok"}).write(r.Context(), w)
 	})
 }

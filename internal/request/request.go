@@ -3,9 +3,10 @@
 // log), its one log line, the writer that remembers the status for that
 // line, the clean-path rule (a mux would redirect an unclean path to
 // another route), the client's address behind trusted proxies
-// (proxies.go), the status a domain error is answered with, and the Mux
+// (proxies.go), the status a domain error is answered with, the Mux
 // both serve on (mux.go), which says which paths are its own, so that the
-// two are put side by side by asking rather than by lists of prefixes. It
+// two are put side by side by asking rather than by lists of prefixes, and
+// the listener whose connections send an answer in one write (whole.go). It
 // lives apart from both so that neither borrows the other's plumbing, and
 // a change to a request's log line or to who is believed about an address
 // is made once.

@@ -1,0 +1,94 @@
+package request
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// countingListener counts the writes to its connections.
+type countingListener struct {
+	net.Listener
+	mu     sync.Mutex
+	writes int
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c, l}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	l *countingListener
+}
+
+func (c countingConn) Write(p []byte) (int, error) {
+	c.l.mu.Lock()
+	c.l.writes++
+	c.l.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// A response written with Whole leaves in one write, header and body,
+// whatever its size up to maxWhole, on a server serving a Listener with
+// ConnContext; over maxWhole it still arrives whole. The client gets the
+// same bytes either way, on one keep-alive connection.
+func TestWholeIsOneWrite(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &countingListener{Listener: ln}
+	srv := &http.Server{ConnContext: ConnContext, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+		body := bytes.Repeat([]byte("0123456789abcdef"), n/16)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		sw := &StatusWriter{ResponseWriter: w}
+		sw.WriteHeader(http.StatusOK)
+		if m, err := Whole(r.Context(), sw, body); m != len(body) || err != nil {
+			t.Errorf("Whole: %d of %d, %v", m, len(body), err)
+		}
+	})}
+	go srv.Serve(Listener(counted))
+	defer srv.Close()
+
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rd := bufio.NewReader(c)
+	for _, n := range []int{16, 2048, 4096, 5120, 13312, maxWhole, 2 * maxWhole} {
+		counted.mu.Lock()
+		counted.writes = 0
+		counted.mu.Unlock()
+		if _, err := io.WriteString(c, "GET /?n="+strconv.Itoa(n)+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || len(body) != n || !strings.HasPrefix(string(body), "0123456789abcdef") {
+			t.Fatalf("n=%d: %d bytes, %v", n, len(body), err)
+		}
+		counted.mu.Lock()
+		writes := counted.writes
+		counted.mu.Unlock()
+		if n <= maxWhole && writes != 1 {
+			t.Errorf("n=%d: %d writes, want 1", n, writes)
+		}
+	}
+}
