@@ -136,7 +136,7 @@ var build = sync.OnceValue(func() string {
 // (128 bits of SHA-256, which the machine's SHA instructions make cheaper
 // than the answer's own encoding), quoted.
 func tagOf(cl *caller, what []byte) string {
-	var buf [256]byte
+	var buf [1024]byte
 	b := append(buf[:0], cl.mode...)
 	if a := cl.account; a != nil {
 		b = append(b, 0)
@@ -149,11 +149,16 @@ func tagOf(cl *caller, what []byte) string {
 		b = append(b, s...)
 	}
 	b = append(b, 1)
-	h := sha256.New()
-	h.Write(b)
-	h.Write(what)
 	var sum [sha256.Size]byte
-	h.Sum(sum[:0])
+	if len(b)+len(what) <= cap(buf) {
+		// A version's tag: the digest of a short text, made on the stack.
+		sum = sha256.Sum256(append(b, what...))
+	} else {
+		h := sha256.New()
+		h.Write(b)
+		h.Write(what)
+		h.Sum(sum[:0])
+	}
 	var tag [24]byte
 	tag[0], tag[23] = '"', '"'
 	base64.RawURLEncoding.Encode(tag[1:23], sum[:16])

@@ -213,9 +213,8 @@ func (s *Server) Handles(path string) bool { return s.mux.Handles(path) }
 // recovers a panic into a 500, and answers unknown routes and methods in the
 // error envelope.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	line, r := request.Begin(w, r)
 	info := &requestInfo{}
-	r = r.WithContext(context.WithValue(r.Context(), requestInfoKey{}, info))
+	line, r := request.Begin(w, r, context.WithValue(r.Context(), requestInfoKey{}, info))
 	sw := line.W
 	h, pattern := s.mux.Handler(r)
 	route := metric.Unmatched

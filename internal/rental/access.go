@@ -98,13 +98,34 @@ func (s Scopes) Has(sc Scope) bool { return slices.Contains(s, sc) }
 // Intersect returns the scopes present in s and in every other set: what a
 // request may use is what the key, the application and the grant all allow.
 // It runs on every request and for every event's endpoints, so it works on
-// masks rather than comparing names.
+// masks rather than comparing names, and when the answer is s itself (a
+// key's scopes, all allowed) it is s, with no room to grow, not a copy.
 func (s Scopes) Intersect(others ...Scopes) Scopes {
 	b := s.bits()
 	for _, o := range others {
 		b &= o.bits()
 	}
+	if s != nil && s.exactly(b) {
+		return s[:len(s):len(s)]
+	}
 	return fromBits(b)
+}
+
+// exactly reports whether s is the set of mask b in AllScopes order, as
+// fromBits(b) would make it.
+func (s Scopes) exactly(b uint32) bool {
+	if len(s) != bits.OnesCount32(b) {
+		return false
+	}
+	var last uint32
+	for _, sc := range s {
+		m := scopeBits[sc]
+		if m&b == 0 || m <= last {
+			return false
+		}
+		last = m
+	}
+	return true
 }
 
 // String joins the set with spaces, the stored form.

@@ -241,6 +241,22 @@ func TestCheckInvoiceNumber(t *testing.T) {
 	}
 }
 
+// TestIntersectAllowedKey: a key's scopes, all allowed, are Intersect's
+// answer itself (it runs on every request): no copy, and an append to the
+// answer leaves them be. Not parallel: AllocsPerRun counts the process's.
+func TestIntersectAllowedKey(t *testing.T) {
+	key := Scopes{ScopePropertiesRead, ScopeBillsRead, ScopeBillsWrite}
+	if n := testing.AllocsPerRun(100, func() { key.Intersect(AllScopes, AllScopes) }); n != 0 {
+		t.Errorf("Intersect of a key's own scopes: %v allocations", n)
+	}
+	if grown := append(key.Intersect(AllScopes), ScopeTenantsRead); &grown[0] == &key[0] {
+		t.Error("an append to the answer grew the key's scopes in place")
+	}
+	if key.String() != "properties:read bills:read bills:write" {
+		t.Errorf("an append to the answer changed the key's scopes: %v", key)
+	}
+}
+
 // TestScopeSets: Intersect and ParseScopes give sets in AllScopes order,
 // without duplicates or unknown names, empty (not nil) when nothing is
 // shared; the bits of a set fit AllScopes.
@@ -262,6 +278,8 @@ func TestScopeSets(t *testing.T) {
 			"tenants:read bills:write"},
 		{"an unknown name is dropped", Scopes{"bills:delete", ScopeBillsRead}, []Scopes{{"bills:delete", ScopeBillsRead}}, "bills:read"},
 		{"nothing shared", Scopes{ScopeBillsRead}, []Scopes{{ScopeBillsWrite}}, ""},
+		{"all of s", Scopes{ScopePropertiesRead, ScopeBillsRead}, []Scopes{AllScopes, {ScopeBillsRead, ScopePropertiesRead}}, "properties:read bills:read"},
+		{"s nil", nil, []Scopes{AllScopes}, ""},
 		{"an empty other", AllScopes, []Scopes{nil}, ""},
 	}
 	for _, c := range cases {

@@ -38,13 +38,15 @@ type Line struct {
 }
 
 // Begin gives a request its ID (in the X-Request-ID header and the
-// context, where ID finds it) and starts its log line. The request and the
-// writer returned are the ones to serve it with.
-func Begin(w http.ResponseWriter, r *http.Request) (*Line, *http.Request) {
+// context, where ID finds it) and starts its log line. ctx is r's context
+// with what the caller adds to it, or r's context: a request is copied
+// once for both. The request and the writer returned are the ones to
+// serve it with.
+func Begin(w http.ResponseWriter, r *http.Request, ctx context.Context) (*Line, *http.Request) {
 	l := &Line{ID: rental.NewID(rental.PrefixRequest), Start: time.Now()}
 	w.Header().Set("X-Request-ID", l.ID)
 	l.W = &StatusWriter{ResponseWriter: w}
-	return l, r.WithContext(context.WithValue(r.Context(), idKey{}, l.ID))
+	return l, r.WithContext(context.WithValue(ctx, idKey{}, l.ID))
 }
 
 // Log writes the request's one log line to log, at Info: its ID, method,

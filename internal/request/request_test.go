@@ -88,7 +88,8 @@ func TestStatusOf(t *testing.T) {
 // status is the one sent: net/http's 200 when nothing was written.
 func TestBegin(t *testing.T) {
 	rec := httptest.NewRecorder()
-	line, r := Begin(rec, httptest.NewRequest("GET", "/pay/tok", nil))
+	req := httptest.NewRequest("GET", "/pay/tok", nil)
+	line, r := Begin(rec, req, req.Context())
 	if line.ID == "" || rec.Header().Get("X-Request-ID") != line.ID || ID(r.Context()) != line.ID {
 		t.Fatalf("ID %q, header %q, context %q", line.ID, rec.Header().Get("X-Request-ID"), ID(r.Context()))
 	}

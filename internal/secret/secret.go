@@ -14,9 +14,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // minLen is the shortest secret accepted: 32 bytes of entropy as hex is 64
@@ -27,7 +30,11 @@ const minLen = 32
 // not kept.
 type Secret struct {
 	fingerprint []byte
-	cursor      cipher.AEAD
+	// macs are HMACs keyed with fingerprint, reset and reused: a key is
+	// fingerprinted at every request, and a new HMAC is two hashes and
+	// their buffers.
+	macs   *sync.Pool
+	cursor cipher.AEAD
 	// nonces is SealFixed's key for deriving a nonce from what it seals.
 	nonces []byte
 }
@@ -51,7 +58,9 @@ func New(s string) (*Secret, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secret: %w", err)
 	}
-	return &Secret{fingerprint: derive("rentapi api key fingerprint v1"), cursor: aead, nonces: derive("rentapi fixed nonce v1")}, nil
+	fingerprint := derive("rentapi api key fingerprint v1")
+	macs := &sync.Pool{New: func() any { return hmac.New(sha256.New, fingerprint) }}
+	return &Secret{fingerprint: fingerprint, macs: macs, cursor: aead, nonces: derive("rentapi fixed nonce v1")}, nil
 }
 
 // Load reads the secret from path, or creates the file with a fresh random
@@ -92,9 +101,13 @@ func Load(path string) (s *Secret, created bool, err error) {
 // Fingerprint is what is stored of an API key: HMAC-SHA256 under the server
 // secret, so a leaked table cannot be tested against guessed keys offline.
 func (s *Secret) Fingerprint(apiKey string) string {
-	m := hmac.New(sha256.New, s.fingerprint)
-	m.Write([]byte(apiKey))
-	return hex.EncodeToString(m.Sum(nil))
+	m := s.macs.Get().(hash.Hash)
+	m.Reset()
+	io.WriteString(m, apiKey)
+	var sum [sha256.Size]byte
+	m.Sum(sum[:0])
+	s.macs.Put(m)
+	return hex.EncodeToString(sum[:])
 }
 
 // Seal encrypts and authenticates plaintext, bound to context: Open with any

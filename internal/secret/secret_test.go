@@ -2,6 +2,11 @@ package secret
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
 	"testing"
 )
 
@@ -42,5 +47,38 @@ func TestSealFixed(t *testing.T) {
 		t.Fatal("Seal gave the same string twice")
 	} else if got, err := s.Open(x, ctx); err != nil || !bytes.Equal(got, value) {
 		t.Fatalf("Open of Seal: %q %v", got, err)
+	}
+}
+
+// A fingerprint is HMAC-SHA256 of the key under the fingerprint key, in
+// hex: the same whether its HMAC is new or reused, from any goroutine,
+// and another for another key (what the stored fingerprints of keys made
+// before rest on).
+func TestFingerprint(t *testing.T) {
+	t.Parallel()
+	s, err := New("a server secret of at least thirty-two characters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := func(key string) string {
+		m := hmac.New(sha256.New, s.fingerprint)
+		m.Write([]byte(key))
+		return hex.EncodeToString(m.Sum(nil))
+	}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 200 {
+				key := fmt.Sprintf("svc_live_%d_%d", g, i%7)
+				if got := s.Fingerprint(key); got != want(key) {
+					t.Errorf("Fingerprint(%q) = %s, want %s", key, got, want(key))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if s.Fingerprint("svc_live_a") == s.Fingerprint("svc_live_b") {
+		t.Fatal("two keys, one fingerprint")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -110,19 +111,15 @@ func (db *DB) sendVersions(ctx context.Context, batch []*versionAsk) {
 // It runs without the request's cancellation: it answers other requests
 // too.
 func (db *DB) versionStatement(ctx context.Context, batch []*versionAsk) {
+	// Lists, not maps: a batch is short unless the process is very busy,
+	// and then a statement the less is worth far more than the search.
 	ids := make([]string, 0, len(batch))
-	seen := make(map[string]bool, len(batch))
 	for _, r := range batch {
-		if !seen[r.landlordID] {
-			seen[r.landlordID] = true
+		r.err = errNoVersion
+		if !slices.Contains(ids, r.landlordID) {
 			ids = append(ids, r.landlordID)
 		}
 	}
-	type result struct {
-		access        int64
-		writes, clock sql.NullInt64
-	}
-	found := make(map[string]result, len(ids))
 	err := func() error {
 		// One landlord's read, the usual one when the process is not
 		// busy, goes without the array.
@@ -138,23 +135,26 @@ func (db *DB) versionStatement(ctx context.Context, batch []*versionAsk) {
 		defer rows.Close()
 		for rows.Next() {
 			var id string
-			var res result
-			if err := rows.Scan(&res.access, &id, &res.writes, &res.clock); err != nil {
+			var access int64
+			var writes, clock sql.NullInt64
+			if err := rows.Scan(&access, &id, &writes, &clock); err != nil {
 				return err
 			}
-			found[id] = res
+			for _, r := range batch {
+				if r.landlordID == id {
+					r.access, r.writes, r.clock, r.err = access, writes, clock, nil
+				}
+			}
 		}
 		return rows.Err()
 	}()
-	for _, r := range batch {
-		res, ok := found[r.landlordID]
-		switch {
-		case err != nil:
+	if err != nil {
+		for _, r := range batch {
 			r.err = fmt.Errorf("store: data version: %w", err)
-		case !ok:
-			r.err = fmt.Errorf("store: data version: %w", sql.ErrNoRows)
-		default:
-			r.access, r.writes, r.clock = res.access, res.writes, res.clock
 		}
 	}
 }
+
+// errNoVersion is a version read's failure when its statement returned no
+// row for it (no access version).
+var errNoVersion = fmt.Errorf("store: data version: %w", sql.ErrNoRows)

@@ -145,7 +145,7 @@ func New(cfg Config, next API) http.Handler {
 // a mux would name by its cleaned path, token and all) the route is "".
 func (s *site) logged(mux *http.ServeMux, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		line, r := request.Begin(w, r)
+		line, r := request.Begin(w, r, r.Context())
 		var route string
 		if mux != nil {
 			_, route = mux.Handler(r)
