@@ -98,12 +98,12 @@ func (db *DB) sendVersions(ctx context.Context, batch []*versionAsk) {
 		v.running--
 	}
 	v.mu.Unlock()
-	for _, r := range batch[1:] {
-		r.done <- false
-	}
-	if len(next) > 0 {
+	if len(next) > 0 { // first: the next statement is on its way sooner
 		next[0].batch = next
 		next[0].done <- true
+	}
+	for _, r := range batch[1:] {
+		r.done <- false
 	}
 }
 
