@@ -3,6 +3,7 @@ package request
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -37,6 +38,11 @@ func Whole(ctx context.Context, w http.ResponseWriter, body []byte) (int, error)
 	}
 	buf := c.buffers.Get().(*[]byte)
 	c.held = (*buf)[:0]
+	defer func() { // also when a write panics: the connection writes again
+		*buf = c.held[:0]
+		c.held = nil
+		c.buffers.Put(buf)
+	}()
 	n, err := w.Write(body)
 	if err == nil {
 		// What net/http still buffers (the body's tail) joins the rest.
@@ -44,15 +50,16 @@ func Whole(ctx context.Context, w http.ResponseWriter, body []byte) (int, error)
 			err = nil
 		}
 	}
-	held := c.held
-	c.held = nil
-	if len(held) > 0 {
-		if _, werr := c.Conn.Write(held); err == nil {
-			err = werr
+	if len(c.held) > 0 {
+		if _, werr := c.Conn.Write(c.held); werr != nil {
+			// net/http took these bytes as written: a connection that
+			// sent part of an answer must not carry the next one.
+			c.Conn.Close()
+			if err == nil {
+				err = werr
+			}
 		}
 	}
-	*buf = held[:0]
-	c.buffers.Put(buf)
 	return n, err
 }
 
@@ -92,4 +99,21 @@ func (c *holdingConn) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	return c.Conn.Write(p)
+}
+
+// CloseWrite and ReadFrom are the TCP connection's, which net/http looks
+// for: a graceful close sends its FIN first, and a file is sent with
+// sendfile.
+func (c *holdingConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+func (c *holdingConn) ReadFrom(r io.Reader) (int64, error) {
+	if rf, ok := c.Conn.(io.ReaderFrom); ok && c.held == nil {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c}, r)
 }

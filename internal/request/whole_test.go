@@ -3,6 +3,7 @@ package request
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -90,5 +91,39 @@ func TestWholeIsOneWrite(t *testing.T) {
 		if n <= maxWhole && writes != 1 {
 			t.Errorf("n=%d: %d writes, want 1", n, writes)
 		}
+	}
+}
+
+// failingConn fails every write and remembers being closed.
+type failingConn struct {
+	net.Conn
+	closed bool
+}
+
+func (c *failingConn) Write([]byte) (int, error) { return 0, errors.New("connection reset") }
+func (c *failingConn) Close() error              { c.closed = true; return nil }
+
+// connWriter is a ResponseWriter writing straight to a connection, as
+// net/http's does in the end.
+type connWriter struct {
+	http.ResponseWriter
+	c net.Conn
+}
+
+func (w connWriter) Write(p []byte) (int, error) { return w.c.Write(p) }
+
+// A held answer that the connection fails to send closes the connection:
+// net/http took the bytes as written, and a connection that sent part of an
+// answer must not carry the next one. The error is Whole's.
+func TestWholeFailedWriteCloses(t *testing.T) {
+	fc := &failingConn{}
+	l := Listener(nil).(holdingListener)
+	hc := &holdingConn{Conn: fc, buffers: l.buffers}
+	ctx := ConnContext(t.Context(), hc)
+	if _, err := Whole(ctx, connWriter{c: hc}, []byte("a body")); err == nil || !fc.closed {
+		t.Fatalf("Whole: %v, closed %v; want an error and the connection closed", err, fc.closed)
+	}
+	if hc.held != nil {
+		t.Fatal("the connection still holds its writes")
 	}
 }

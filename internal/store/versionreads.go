@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"rentapi/internal/database"
 )
 
 // versionReads gathers the reads that requests on kept key lookups make of
@@ -71,7 +75,7 @@ func (db *DB) readVersions(ctx context.Context, landlordID string) (access int64
 		v.waiting = append(v.waiting, r)
 		v.mu.Unlock()
 		// The wait is for a statement in flight and the one after it,
-		// each bounded like any statement; it does not end with the
+		// each bounded by versionTimeout; it does not end with the
 		// request, whose read may be the one that sends the next.
 		if lead := <-r.done; lead {
 			db.sendVersions(ctx, r.batch)
@@ -82,11 +86,39 @@ func (db *DB) readVersions(ctx context.Context, landlordID string) (access int64
 
 // sendVersions runs the statement of batch, gives each read its result,
 // and hands the statement's place to the reads that came meanwhile, if
-// any: the first of them sends their statement.
+// any: the first of them sends their statement. It hands it on even if
+// the statement panics (each read then fails), so that no read waits
+// for ever.
 func (db *DB) sendVersions(ctx context.Context, batch []*versionAsk) {
 	v := &db.versions
 	v.statements.Add(1)
-	db.versionStatement(context.WithoutCancel(ctx), batch)
+	ran := false
+	defer func() {
+		if !ran {
+			for _, r := range batch {
+				r.err = errVersionPanic
+			}
+		}
+		v.handOn(batch)
+	}()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), versionTimeout)
+	defer cancel()
+	db.versionStatement(ctx, batch)
+	ran = true
+}
+
+// versionTimeout bounds a shared version statement, which runs without
+// any one request's cancellation: a database that does not answer fails
+// the reads waiting for it as unavailable, rather than holding them all.
+const versionTimeout = 10 * time.Second
+
+// errVersionPanic is a version read's failure when its statement's code
+// panicked (in the goroutine of the read that sent it).
+var errVersionPanic = errors.New("store: data version: the statement's code panicked")
+
+// handOn answers batch's reads and hands the statement's place on to the
+// reads that came meanwhile.
+func (v *versionReads) handOn(batch []*versionAsk) {
 	v.mu.Lock()
 	next := v.waiting
 	if len(next) > versionBatch {
@@ -149,6 +181,9 @@ func (db *DB) versionStatement(ctx context.Context, batch []*versionAsk) {
 		return rows.Err()
 	}()
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = database.Unavailable(err)
+		}
 		for _, r := range batch {
 			r.err = fmt.Errorf("store: data version: %w", err)
 		}
