@@ -75,13 +75,37 @@ func (db *DB) readVersions(ctx context.Context, landlordID string) (access int64
 		v.waiting = append(v.waiting, r)
 		v.mu.Unlock()
 		// The wait is for a statement in flight and the one after it,
-		// each bounded by versionTimeout; it does not end with the
-		// request, whose read may be the one that sends the next.
-		if lead := <-r.done; lead {
-			db.sendVersions(ctx, r.batch)
+		// each bounded by versionTimeout. A request that ends while its
+		// read still waits leaves; once a statement has taken the read,
+		// the read may be the one that sends it, and stays.
+		select {
+		case lead := <-r.done:
+			if lead {
+				db.sendVersions(ctx, r.batch)
+			}
+		case <-ctx.Done():
+			if v.leave(r) {
+				return 0, sql.NullInt64{}, sql.NullInt64{}, ctx.Err()
+			}
+			if lead := <-r.done; lead {
+				db.sendVersions(ctx, r.batch)
+			}
 		}
 	}
 	return r.access, r.writes, r.clock, r.err
+}
+
+// leave takes r out of the reads waiting, if no statement has taken it
+// yet, and reports whether it did.
+func (v *versionReads) leave(r *versionAsk) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	i := slices.Index(v.waiting, r)
+	if i < 0 {
+		return false
+	}
+	v.waiting = slices.Delete(v.waiting, i, i+1)
+	return true
 }
 
 // sendVersions runs the statement of batch, gives each read its result,

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -18,8 +19,9 @@ import (
 // thirty that come meanwhile wait for them. A change commits with the
 // lock's release; then the thirty go in one statement. After a landlord's
 // write, each read gets its own landlord's data version as it is after
-// the write (its statement began after the read was asked for), and the
-// first request's cancellation fails no other read. After a key's
+// the write (its statement began after the read was asked for), the
+// first request's cancellation fails no other read, and a read whose
+// request ends while it waits leaves the queue at once. After a key's
 // revocation, no read's kept lookup holds (PostgreSQL only: SQLite keeps
 // no lookup to check).
 func TestVersionReadsShareStatements(t *testing.T) {
@@ -90,6 +92,28 @@ func TestVersionReadsShareStatements(t *testing.T) {
 			read(i, ctx)
 		}
 		waitFor(t, "the others waiting", func() bool { _, _, waiting := e.DB.VersionReads(); return waiting == n-2 })
+		// One more read, whose request ends while it waits: it leaves at
+		// once, and the others wait on.
+		gone, leave := context.WithCancel(ctx)
+		left := make(chan error, 1)
+		go e.DB.ServeKey(keys[0].fingerprint, "", e.Clock.Now(), func(run *store.KeyRun) bool {
+			_, err := run.DataVersion(gone, e.DB.ReadChecking(run.Check()), keys[0].landlordID)
+			left <- err
+			return true
+		})
+		waitFor(t, "the last read waiting", func() bool { _, _, waiting := e.DB.VersionReads(); return waiting == n-1 })
+		leave()
+		select {
+		case err := <-left:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("a read whose request ended: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a read whose request ended still waits")
+		}
+		if _, _, waiting := e.DB.VersionReads(); waiting != n-2 {
+			t.Fatalf("%d reads wait, want %d", waiting, n-2)
+		}
 		cancel()
 		if _, err := lock.ExecContext(ctx, change, args...); err != nil {
 			t.Fatal(err)
@@ -99,8 +123,8 @@ func TestVersionReadsShareStatements(t *testing.T) {
 		}
 		wg.Wait()
 		reads, statements, _ := e.DB.VersionReads()
-		if reads-reads0 != n || statements-statements0 != 3 {
-			t.Fatalf("%d reads in %d statements, want %d in 3", reads-reads0, statements-statements0, n)
+		if reads-reads0 != n+1 || statements-statements0 != 3 {
+			t.Fatalf("%d reads (one left) in %d statements, want %d in 3", reads-reads0, statements-statements0, n+1)
 		}
 		return results
 	}
