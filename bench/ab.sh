@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ab.sh: two builds of rentapi side by side on SQLite, GET /v1/bills?limit=20
+# ab.sh: two builds of rentapi side by side on SQLite (or PostgreSQL,
+# ENGINE=postgres with RENTAPI_BENCH_POSTGRES), GET /v1/bills?limit=20
 # paced at one fixed rate, the rounds alternating between them, with each
 # server's CPU per request: a change measured against its baseline in the
 # same minutes, which a noisy machine's separate runs cannot give.
@@ -7,6 +8,7 @@
 #   A=5189809 B=HEAD bench/ab.sh
 #   RATE=3000 DURATION=8s ROUNDS=8 A=main~3 bench/ab.sh
 #   A=HEAD B=HEAD B_ENV='GOGC=200' bench/ab.sh   # one build, two settings
+#   ENGINE=postgres RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' A=main~5 bench/ab.sh
 #
 # Each server is seeded like compare.sh's (1,000 bills) and warmed for 2 s.
 # CPU per request is the server's utime+stime (/proc/PID/stat) over the
@@ -28,7 +30,7 @@ for side in a b; do
 	paced "$side" "$rate" 2s >/dev/null
 done
 
-echo "ab — A $(git rev-parse --short "$a") ($a) ${A_ENV:-}, B $(git rev-parse --short "$b") ($b) ${B_ENV:-}, $rate req/s for $duration, $rounds rounds, $(nproc) cores"
+echo "ab — ${ENGINE:-sqlite}, A $(git rev-parse --short "$a") ($a) ${A_ENV:-}, B $(git rev-parse --short "$b") ($b) ${B_ENV:-}, $rate req/s for $duration, $rounds rounds, $(nproc) cores"
 for ((r = 1; r <= rounds; r++)); do
 	for side in a b; do
 		echo "round $r ${side^^}: $(paced "$side" "$rate" "$duration")" | tee -a "$work/res-$side"

@@ -2,13 +2,18 @@
 # the repository's root: a scratch directory removed on exit with the
 # servers started in it, cycle built there, the rentapi to measure, a
 # server started and its address, rentapi on a
-# seeded SQLite database, a paced run with the server's CPU per request,
-# and a median.
+# seeded database (SQLite, or a PostgreSQL schema of its own with
+# ENGINE=postgres), a paced run with the server's CPU per request, and a
+# median.
 work=$(mktemp -d)
 declare -A pid url key
+schemas=()
 cleanup() {
 	for p in "${pid[@]}"; do kill "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
+	for s in "${schemas[@]}"; do
+		PGOPTIONS='-c client_min_messages=warning' psql -q "$RENTAPI_BENCH_POSTGRES" -c "DROP SCHEMA $s CASCADE" 2>/dev/null || true
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -38,15 +43,25 @@ started() {
 }
 
 # seeded NAME RENTAPI [NAME=value...]: that rentapi binary serving a new
-# SQLite database with the per-second limits off (in the environment
-# given), seeded like compare.sh's with 1,000 bills; key[NAME] is the
-# landlord's live key.
+# database with the per-second limits off (in the environment given),
+# seeded like compare.sh's with 1,000 bills; key[NAME] is the landlord's
+# live key. The database is a SQLite file, or with ENGINE=postgres a new
+# schema of RENTAPI_BENCH_POSTGRES, dropped on exit.
 seeded() {
 	local name=$1 bin=$2
+	local dsn="sqlite:$work/$name.db"
 	shift 2
-	started "$name" env "$@" RENTAPI_DB="sqlite:$work/$name.db" RENTAPI_SECRET_FILE="$work/secret-$name" \
+	if [ "${ENGINE:-sqlite}" = postgres ]; then
+		: "${RENTAPI_BENCH_POSTGRES:?ENGINE=postgres needs RENTAPI_BENCH_POSTGRES}"
+		local schema="bench_${name}_$RANDOM$RANDOM" sep='?'
+		psql -q "$RENTAPI_BENCH_POSTGRES" -c "CREATE SCHEMA $schema"
+		schemas+=("$schema")
+		[[ "$RENTAPI_BENCH_POSTGRES" == *\?* ]] && sep='&'
+		dsn="$RENTAPI_BENCH_POSTGRES${sep}search_path=$schema"
+	fi
+	started "$name" env "$@" RENTAPI_DB="$dsn" RENTAPI_SECRET_FILE="$work/secret-$name" \
 		"$bin" serve --addr 127.0.0.1:0 --rate-limits=false
-	key[$name]=$("$work/cycle" -db "sqlite:$work/$name.db" -secret-file "$work/secret-$name" -bills 1000 seed 2>>"$work/seed.log")
+	key[$name]=$("$work/cycle" -db "$dsn" -secret-file "$work/secret-$name" -bills 1000 seed 2>>"$work/seed.log")
 }
 
 # paced NAME RATE DURATION: GET /v1/bills?limit=20 from NAME at RATE over
