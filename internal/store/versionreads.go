@@ -46,8 +46,9 @@ const versionStatements = 2
 const versionBatch = 512
 
 // versionAsk is one read: of the access version and of the data version
-// of landlordID. done is closed once the result is in; lead, sent instead,
-// makes the read the one that sends the statement of batch.
+// of landlordID. done, for a read that waits, receives false once the
+// result is in, or true to make the read the one that sends the statement
+// of batch.
 type versionAsk struct {
 	landlordID    string
 	access        int64
@@ -176,31 +177,35 @@ func (db *DB) versionStatement(ctx context.Context, batch []*versionAsk) {
 			ids = append(ids, r.landlordID)
 		}
 	}
-	err := func() error {
-		// One landlord's read, the usual one when the process is not
-		// busy, goes without the array.
-		query, arg := `SELECT a.version, x.id, l.data_version, l.clock
-			FROM access_version a CROSS JOIN unnest($1::text[]) AS x(id) LEFT JOIN landlords l ON l.id = x.id`, any(ids)
-		if len(ids) == 1 {
-			query, arg = `SELECT a.version, $1::text, l.data_version, l.clock FROM access_version a LEFT JOIN landlords l ON l.id = $1`, ids[0]
+	found := func(id string, access int64, writes, clock sql.NullInt64) {
+		for _, r := range batch {
+			if r.landlordID == id {
+				r.access, r.writes, r.clock, r.err = access, writes, clock, nil
+			}
 		}
-		rows, err := db.Reader().QueryContext(ctx, query, arg)
+	}
+	err := func() error {
+		var access int64
+		var writes, clock sql.NullInt64
+		if len(ids) == 1 { // the usual read when the process is not busy: no array
+			if err := db.Reader().QueryRowContext(ctx, accessAndDataVersion, ids[0]).Scan(&access, &writes, &clock); err != nil {
+				return err
+			}
+			found(ids[0], access, writes, clock)
+			return nil
+		}
+		rows, err := db.Reader().QueryContext(ctx, `SELECT a.version, x.id, l.data_version, l.clock
+			FROM access_version a CROSS JOIN unnest($1::text[]) AS x(id) LEFT JOIN landlords l ON l.id = x.id`, ids)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var id string
-			var access int64
-			var writes, clock sql.NullInt64
 			if err := rows.Scan(&access, &id, &writes, &clock); err != nil {
 				return err
 			}
-			for _, r := range batch {
-				if r.landlordID == id {
-					r.access, r.writes, r.clock, r.err = access, writes, clock, nil
-				}
-			}
+			found(id, access, writes, clock)
 		}
 		return rows.Err()
 	}()
