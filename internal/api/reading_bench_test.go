@@ -84,3 +84,62 @@ func benchReadings(b *testing.B, e storetest.Engine) {
 	b.ReportMetric(float64(singles)/float64(batch), "x-faster")
 	b.ReportMetric(float64(run.Milliseconds())/float64(b.N), "bill-run-ms")
 }
+
+// BenchmarkPropertyMonth times the fast way of a 500-room property's
+// month over HTTP, as bench/month.sh's (b) does: one POST
+// /v1/meter-readings/batch and one POST /v1/properties/{property_id}/bills,
+// each op on a property of its own whose rooms and tenants were made
+// beforehand, off the clock. It reports each request's wall time; with
+// -cpuprofile, each request's CPU is under its "route" label (benchServer):
+//
+//	go test ./internal/api -run '^$' -bench PropertyMonth/sqlite -benchtime 20x -cpuprofile /tmp/cpu.prof -o /tmp/api.test
+//	go tool pprof -tagfocus 'route=POST /v1/meter-readings/batch' -top /tmp/api.test /tmp/cpu.prof
+func BenchmarkPropertyMonth(b *testing.B) { benchEach(b, benchPropertyMonth) }
+
+func benchPropertyMonth(b *testing.B, e storetest.Engine) {
+	const rooms = 500
+	hs, sec := benchServer(b, e, api.Config{})
+	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
+	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
+	key := f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
+	post := func(path string, body any, status int) []byte {
+		got, out, err := benchPost(hs.URL, key, path, body)
+		if err != nil || got != status {
+			b.Fatalf("%s: %d %s %v", path, got, out, err)
+		}
+		return out
+	}
+	id := func(body []byte) string {
+		var out struct{ Data struct{ ID string } }
+		json.Unmarshal(body, &out)
+		return out.Data.ID
+	}
+	var batch, run time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		prop := id(post("/v1/properties", map[string]any{"name": "Baan Roi", "electricity_rate": 800, "water_rate": 1800, "due_day": 5}, http.StatusCreated))
+		items := make([]any, rooms)
+		for i := range items {
+			room := id(post("/v1/properties/"+prop+"/rooms", map[string]any{"number": fmt.Sprint(100 + i), "monthly_rent": 350000}, http.StatusCreated))
+			post("/v1/rooms/"+room+"/tenant", map[string]any{"name": fmt.Sprint("Tenant ", i), "phone": fmt.Sprintf("081%07d", i)}, http.StatusCreated)
+			items[i] = map[string]any{"room_id": room, "month": "2026-10",
+				"electricity": map[string]any{"previous": 1000, "current": 1100 + i%50}, "water": map[string]any{"previous": 100, "current": 110 + i%5}}
+		}
+		b.StartTimer()
+		start := time.Now()
+		res := post("/v1/meter-readings/batch", map[string]any{"readings": items}, http.StatusOK)
+		batch += time.Since(start)
+		if c := bytes.Count(res, []byte(`"status":201`)); c != rooms {
+			b.Fatalf("%d of %d items recorded", c, rooms)
+		}
+		start = time.Now()
+		res = post("/v1/properties/"+prop+"/bills", map[string]any{"month": "2026-10"}, http.StatusOK)
+		run += time.Since(start)
+		var out struct{ Data struct{ Created []string } }
+		if err := json.Unmarshal(res, &out); err != nil || len(out.Data.Created) != rooms {
+			b.Fatalf("the bill run made %d bills of %d: %s", len(out.Data.Created), rooms, res)
+		}
+	}
+	b.ReportMetric(float64(batch.Microseconds())/1000/float64(b.N), "batch-ms")
+	b.ReportMetric(float64(run.Microseconds())/1000/float64(b.N), "bill-run-ms")
+}
