@@ -374,5 +374,35 @@ func TestReadingFlags(t *testing.T) {
 		if flags(spiked) != "usage_high" {
 			t.Fatalf("corrected into a spike: %v", spiked["flags"])
 		}
+		// Meters that wrapped: the months the flags look back on count
+		// their usage past the maximum (250 kWh each), so 400 kWh is not
+		// twice their median; and a month read after a gap of more than
+		// the six months starts from the latest reading before it.
+		wrapped := d.room("305", true)
+		part := func(previous, current float64, rollover bool) map[string]any {
+			p := map[string]any{"current": current}
+			if rollover {
+				p["previous"], p["rollover"] = previous, true
+			}
+			return p
+		}
+		for i, m := range []struct {
+			month             string
+			previous, current float64
+			rollover          bool
+		}{{"2026-01", 0, 9800, false}, {"2026-07", 9800, 50, true}, {"2026-08", 50, 300, false}, {"2026-09", 9950, 200, true}, {"2026-10", 200, 600, false}} {
+			r := post(map[string]any{"room_id": wrapped, "month": m.month, "electricity": part(m.previous, m.current, m.rollover),
+				"water": map[string]any{"current": 10 * (i + 1)}})
+			if usage := r["electricity"].(map[string]any)["usage"]; m.rollover && usage != 250.0 {
+				t.Fatalf("%s: electricity %v", m.month, r["electricity"])
+			}
+			if m.month == "2026-10" && flags(r) != "" {
+				t.Fatalf("400 kWh after three months of 250 over wrapped meters: flags %v", r["flags"])
+			}
+		}
+		later := post(reading(wrapped, "2027-06", 700, 100))
+		if e := later["electricity"].(map[string]any); e["previous"] != 600.0 || e["usage"] != 100.0 {
+			t.Fatalf("after a gap: electricity %v, want previous 600", e)
+		}
 	})
 }

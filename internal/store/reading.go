@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"rentapi/internal/database"
 	"rentapi/internal/rental"
@@ -261,14 +263,19 @@ type readingRoom struct {
 }
 
 // readingRooms reads the account's rooms among ids, with their
-// properties' rates, and the rooms' readings of the months from to to,
-// and each room's latest before from (its ID, month and current values
-// only): in one round trip on PostgreSQL, whatever the count of rooms,
-// each reading found through its room's index. A room not of the account
-// is not in the map. The landlord's webhook endpoints are read with them,
-// for the events of the readings the caller records. The rooms are found
-// by their IDs: the landlord's condition is written as an expression
-// (ownerTerm) so that SQLite does not walk all the landlord's rooms instead.
+// properties' rates and the rooms' readings of the months from to to and
+// each room's latest before from: one statement, one row a room, whatever
+// the count of rooms, each reading found through its room's index. A
+// room's readings come as one text column (roomReadings), not a row
+// each: on SQLite each row and column read is a call into the engine,
+// and a single reading's judgement spent more in reading the six months
+// its flags look back on than in any other statement of its write. A
+// room not of the account is not in the map. The landlord's webhook
+// endpoints are read with them (in one round trip on PostgreSQL), for
+// the events of the readings the caller records. The rooms are found by
+// their IDs: the landlord's condition is written as an expression
+// (ownerTerm) so that SQLite does not walk all the landlord's rooms
+// instead.
 func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []string, from, to string) (map[string]*readingRoom, error) {
 	rooms := make(map[string]*readingRoom, len(ids))
 	seen := make(map[string]bool, len(ids))
@@ -279,57 +286,33 @@ func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []stri
 			distinct = append(distinct, id)
 		}
 	}
-	list, args := inList(3, distinct)
+	list, args := inList(4, distinct)
 	readRooms := database.Stmt{SQL: `SELECT r.id, r.number, r.property_id, r.status, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount,
-			m.id, m.month, m.e_current, m.w_current
+			(SELECT string_agg(` + roomReadings + `, ' ') FROM meter_readings m WHERE m.room_id = r.id AND m.month <= $3
+				AND m.month >= COALESCE((SELECT max(x.month) FROM meter_readings x WHERE x.room_id = r.id AND x.month < $2), $2))
 		FROM rooms r JOIN properties p ON p.id = r.property_id
-		LEFT JOIN meter_readings m ON m.id = (SELECT x.id FROM meter_readings x WHERE x.room_id = r.id AND x.month < $2 ORDER BY x.month DESC LIMIT 1)
 		WHERE r.id IN (` + list + `) AND r.` + ownerTerm,
-		Args: append([]any{acct.LandlordID, from}, args...), What: "store: rooms of readings", Rows: func(rows database.Rows) error {
+		Args: append([]any{acct.LandlordID, from, to}, args...), What: "store: rooms of readings", Rows: func(rows database.Rows) error {
 			for rows.Next() {
 				rr := &readingRoom{}
-				var flat, eLast, wLast nullInteger
-				var lastID, lastMonth sql.NullString
+				var flat nullInteger
+				var readings sql.NullString
 				err := rows.Scan(&rr.room.ID, &rr.room.Number, &rr.room.PropertyID, &rr.room.Status,
-					(*integer)(&rr.prop.ElectricityRate), &rr.prop.WaterBilling, (*integer)(&rr.prop.WaterRate), &flat,
-					&lastID, &lastMonth, &eLast, &wLast)
+					(*integer)(&rr.prop.ElectricityRate), &rr.prop.WaterBilling, (*integer)(&rr.prop.WaterRate), &flat, &readings)
 				if err != nil {
 					return err
 				}
 				if flat.Valid {
 					rr.prop.WaterFlatAmount = &flat.Int64
 				}
-				if lastID.Valid {
-					rr.readings = append(rr.readings, rental.Reading{ID: lastID.String, Month: lastMonth.String,
-						Electricity: rental.ReadingPart{Current: rental.Quantity(eLast.Int64)},
-						Water:       rental.WaterPart{ReadingPart: rental.ReadingPart{Current: rental.Quantity(wLast.Int64)}}})
+				if rr.readings, err = parseRoomReadings(readings.String); err != nil {
+					return fmt.Errorf("store: readings of room %s: %w", rr.room.ID, err)
 				}
 				rooms[rr.room.ID] = rr
 			}
 			return rows.Err()
 		}}
-	list, args = inList(4, distinct)
-	readReadings := database.Stmt{SQL: `SELECT m.room_id, m.id, m.month, m.e_previous, m.e_current, m.e_rollover, m.w_previous, m.w_current, m.w_rollover
-		FROM rooms r JOIN meter_readings m ON m.room_id = r.id
-		WHERE r.id IN (` + list + `) AND r.` + ownerTerm + ` AND m.month >= $2 AND m.month <= $3`,
-		Args: append([]any{acct.LandlordID, from, to}, args...), What: "store: readings of rooms", Rows: func(rows database.Rows) error {
-			for rows.Next() {
-				var roomID string
-				var r rental.Reading
-				e, w := &r.Electricity, &r.Water
-				err := rows.Scan(&roomID, &r.ID, &r.Month, (*integer)(&e.Previous), (*integer)(&e.Current), &e.Rollover,
-					(*integer)(&w.Previous), (*integer)(&w.Current), &w.Rollover)
-				if err != nil {
-					return err
-				}
-				e.Usage, w.Usage = rental.Usage(e.Previous, e.Current, e.Rollover), rental.Usage(w.Previous, w.Current, w.Rollover)
-				if rr := rooms[roomID]; rr != nil {
-					rr.readings = append(rr.readings, r)
-				}
-			}
-			return rows.Err()
-		}}
-	reads := []database.Stmt{readRooms, readReadings}
+	reads := []database.Stmt{readRooms}
 	if s, ok := tx.endpointsRead(acct); ok {
 		reads = append(reads, s)
 	}
@@ -337,6 +320,44 @@ func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []stri
 		return nil, err
 	}
 	return rooms, nil
+}
+
+// roomReadings is a reading as readingRooms reads it, the values
+// parseRoomReadings takes apart, separated by spaces (none of them holds
+// one): its ID, month, and each meter's previous, current and rollover
+// (1 or 0).
+const roomReadings = `m.id || ' ' || m.month || ' ' || m.e_previous || ' ' || m.e_current || ' ' || (CASE WHEN m.e_rollover THEN 1 ELSE 0 END)
+	|| ' ' || m.w_previous || ' ' || m.w_current || ' ' || (CASE WHEN m.w_rollover THEN 1 ELSE 0 END)`
+
+// parseRoomReadings takes apart a room's readings as readingRooms reads
+// them (roomReadings, space separated), with each meter's usage.
+func parseRoomReadings(s string) ([]rental.Reading, error) {
+	if s == "" {
+		return nil, nil
+	}
+	f := strings.Split(s, " ")
+	if len(f)%8 != 0 {
+		return nil, fmt.Errorf("%d values, not readings of 8", len(f))
+	}
+	out := make([]rental.Reading, len(f)/8)
+	for i := range out {
+		v := f[8*i : 8*i+8]
+		var n [4]int64
+		for j, k := range [4]int{2, 3, 5, 6} {
+			x, err := strconv.ParseInt(v[k], 10, 64)
+			if err != nil {
+				return nil, err
+			}
+			n[j] = x
+		}
+		r := &out[i]
+		r.ID, r.Month = v[0], v[1]
+		e, w := &r.Electricity, &r.Water
+		e.Previous, e.Current, e.Rollover = rental.Quantity(n[0]), rental.Quantity(n[1]), v[4] == "1"
+		w.Previous, w.Current, w.Rollover = rental.Quantity(n[2]), rental.Quantity(n[3]), v[7] == "1"
+		e.Usage, w.Usage = rental.Usage(e.Previous, e.Current, e.Rollover), rental.Usage(w.Previous, w.Current, w.Rollover)
+	}
+	return out, nil
 }
 
 // CorrectReading changes a month's meter values. The month's bill, unless
