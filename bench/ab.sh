@@ -9,6 +9,12 @@
 #   RATE=3000 DURATION=8s ROUNDS=8 A=main~3 bench/ab.sh
 #   A=HEAD B=HEAD B_ENV='GOGC=200' bench/ab.sh   # one build, two settings
 #   ENGINE=postgres RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' A=main~5 bench/ab.sh
+#   MODE=writes A=main~1 bench/ab.sh     # POST /v1/meter-readings at full speed instead
+#
+# MODE=writes gives each server a landlord of 200 rooms (as compare.sh's
+# write rows do) and each round `wrk -t2 -cCONNECTIONS` of new readings
+# over DURATION, every one a 201 (anything else fails the run), with the
+# server's CPU per write.
 #
 # Each server is seeded like compare.sh's (1,000 bills) and warmed for 2 s.
 # CPU per request is the server's utime+stime (/proc/PID/stat) over the
@@ -28,7 +34,50 @@ for side in a b; do
 	# shellcheck disable=SC2086 # A_ENV and B_ENV are lists of NAME=value words
 	seeded "$side" "$work/rentapi-$side" ${!env_var:-}
 	paced "$side" "$rate" 2s >/dev/null
+	if [ "${MODE:-reads}" = writes ]; then
+		writer=$("$work/cycle" -db "${db[$side]}" -secret-file "$work/secret-$side" -bills 200 -months 1 seed 2>>"$work/seed.log")
+		"$work/cycle" -url "${url[$side]}" lua "$writer" >"$work/writes-$side.lua"
+	fi
 done
+
+# written SIDE ROUND: one wrk run of new readings on SIDE; prints its rate,
+# p99 and the server's CPU per write, and moves months[SIDE] on.
+declare -A months
+written() {
+	local side=$1 t0 t1 out
+	t0=$(awk '{print $14 + $15}' "/proc/${pid[$side]}/stat")
+	out=$(wrk -t2 -c"$conns" -d"$duration" --latency -s bench/wrk.lua "${url[$side]}/v1/meter-readings" -- \
+		readings "$work/writes-$side.lua" "${months[$side]:-0}" 2 "$$-$side-$2")
+	t1=$(awk '{print $14 + $15}' "/proc/${pid[$side]}/stat")
+	if awk '/^status / && $2 != 201 {bad = 1} END {exit !bad}' <<<"$out"; then
+		echo "writes to $side answered other than 201:" >&2
+		echo "$out" >&2
+		exit 1
+	fi
+	months[$side]=$(( ${months[$side]:-0} + $(awk '/^months / {print $2}' <<<"$out") ))
+	awk -v hz="$(getconf CLK_TCK)" -v d=$((t1 - t0)) '
+		/Requests\/sec/ {rps = $2}
+		$1 == "99%" {p99 = $2}
+		/^status 201/ {n = $3}
+		END {printf "%.0f writes/s p99 %s cpu/write %.0f us\n", rps, p99, d / hz * 1e6 / n}' <<<"$out"
+}
+
+if [ "${MODE:-reads}" = writes ]; then
+	echo "ab writes — ${ENGINE:-sqlite}, A $(git rev-parse --short "$a") ($a) ${A_ENV:-}, B $(git rev-parse --short "$b") ($b) ${B_ENV:-}, wrk -t2 -c$conns -d$duration, $rounds rounds, $(nproc) cores"
+	for ((r = 1; r <= rounds; r++)); do
+		for side in a b; do
+			written "$side" "$r" >"$work/round" # not in a subshell: it moves months on
+			echo "round $r ${side^^}: $(cat "$work/round")" | tee -a "$work/res-$side"
+		done
+	done
+	for side in a b; do
+		printf '%s median: %s writes/s, CPU %s us a write; peak RSS %s MB\n' "${side^^}" \
+			"$(awk '{print $4}' "$work/res-$side" | median)" \
+			"$(awk '{print $(NF - 1)}' "$work/res-$side" | median)" \
+			"$(awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/${pid[$side]}/status")"
+	done
+	exit 0
+fi
 
 echo "ab — ${ENGINE:-sqlite}, A $(git rev-parse --short "$a") ($a) ${A_ENV:-}, B $(git rev-parse --short "$b") ($b) ${B_ENV:-}, $rate req/s for $duration, $rounds rounds, $(nproc) cores"
 for ((r = 1; r <= rounds; r++)); do
