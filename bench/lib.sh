@@ -6,7 +6,7 @@
 # ENGINE=postgres), a paced run with the server's CPU per request, and a
 # median.
 work=$(mktemp -d)
-declare -A pid url key db
+declare -A pid url key database
 schemas=()
 cleanup() {
 	for p in "${pid[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -45,7 +45,7 @@ started() {
 # seeded NAME RENTAPI [NAME=value...]: that rentapi binary serving a new
 # database with the per-second limits off (in the environment given),
 # seeded like compare.sh's with 1,000 bills; key[NAME] is the landlord's
-# live key, and db[NAME] its database: a SQLite file, or with
+# live key, and database[NAME] its DSN: a SQLite file, or with
 # ENGINE=postgres a new schema of RENTAPI_BENCH_POSTGRES, dropped on exit.
 seeded() {
 	local name=$1 bin=$2
@@ -61,7 +61,7 @@ seeded() {
 	fi
 	started "$name" env "$@" RENTAPI_DB="$dsn" RENTAPI_SECRET_FILE="$work/secret-$name" \
 		"$bin" serve --addr 127.0.0.1:0 --rate-limits=false
-	db[$name]=$dsn
+	database[$name]=$dsn
 	key[$name]=$("$work/cycle" -db "$dsn" -secret-file "$work/secret-$name" -bills 1000 seed 2>>"$work/seed.log")
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -32,10 +33,10 @@ func benchEach(b *testing.B, run func(*testing.B, storetest.Engine)) {
 
 // benchServer starts the API alone (no pages) over e, with cfg's other
 // settings and no rate limits: a benchmark measures the service, not its
-// limits. It returns the server and its secret. Each request runs under
-// the profiler label "route", its method and path with IDs as {id}, so
-// that a benchmark's CPU profile tells its requests apart from the set-up
-// it made over HTTP:
+// limits. It returns the server and its secret. With -cpuprofile, each
+// request runs under the profiler label "route", its method and path with
+// IDs as {id}, so that a benchmark's CPU profile tells its requests apart
+// from the set-up it made over HTTP:
 //
 //	go tool pprof -tagfocus 'route=POST /v1/properties/{id}/bills' api.test cpu.prof
 func benchServer(b *testing.B, e storetest.Engine, cfg api.Config) (*httptest.Server, *secret.Secret) {
@@ -46,10 +47,15 @@ func benchServer(b *testing.B, e storetest.Engine, cfg api.Config) (*httptest.Se
 	if err != nil {
 		b.Fatal(err)
 	}
-	hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		route := r.Method + " " + benchIDs.ReplaceAllString(r.URL.Path, "{id}")
-		pprof.Do(r.Context(), pprof.Labels("route", route), func(ctx context.Context) { srv.ServeHTTP(w, r.WithContext(ctx)) })
-	})
+	hs.Config.Handler = srv
+	// Labelled only when profiled: the label costs each request a
+	// little, which benchmarks measured before it did not pay.
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			route := r.Method + " " + benchIDs.ReplaceAllString(r.URL.Path, "{id}")
+			pprof.Do(r.Context(), pprof.Labels("route", route), func(ctx context.Context) { srv.ServeHTTP(w, r.WithContext(ctx)) })
+		})
+	}
 	hs.Start()
 	return hs, cfg.Secret
 }

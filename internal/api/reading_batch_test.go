@@ -375,29 +375,39 @@ func TestReadingFlags(t *testing.T) {
 			t.Fatalf("corrected into a spike: %v", spiked["flags"])
 		}
 		// Meters that wrapped: the months the flags look back on count
-		// their usage past the maximum (250 kWh each), so 400 kWh is not
-		// twice their median; and a month read after a gap of more than
-		// the six months starts from the latest reading before it.
+		// their usage past the maximum (250 kWh and 15 m³ each), so 400
+		// kWh and 25 m³ are not twice their medians; and a month read
+		// after a gap of more than the six months starts from the latest
+		// reading before it. A rollover names its previous value, which
+		// need not be the month before's current (in September here).
 		wrapped := d.room("305", true)
-		part := func(previous, current float64, rollover bool) map[string]any {
-			p := map[string]any{"current": current}
-			if rollover {
-				p["previous"], p["rollover"] = previous, true
-			}
-			return p
-		}
-		for i, m := range []struct {
-			month             string
+		type part struct {
 			previous, current float64
 			rollover          bool
-		}{{"2026-01", 0, 9800, false}, {"2026-07", 9800, 50, true}, {"2026-08", 50, 300, false}, {"2026-09", 9950, 200, true}, {"2026-10", 200, 600, false}} {
-			r := post(map[string]any{"room_id": wrapped, "month": m.month, "electricity": part(m.previous, m.current, m.rollover),
-				"water": map[string]any{"current": 10 * (i + 1)}})
-			if usage := r["electricity"].(map[string]any)["usage"]; m.rollover && usage != 250.0 {
-				t.Fatalf("%s: electricity %v", m.month, r["electricity"])
+		}
+		body := func(p part) map[string]any {
+			b := map[string]any{"current": p.current}
+			if p.rollover {
+				b["previous"], b["rollover"] = p.previous, true
+			}
+			return b
+		}
+		for _, m := range []struct {
+			month string
+			e, w  part
+		}{
+			{"2026-01", part{0, 9800, false}, part{0, 9990, false}},
+			{"2026-07", part{9800, 50, true}, part{9990, 5, true}},
+			{"2026-08", part{50, 300, false}, part{5, 20, false}},
+			{"2026-09", part{9950, 200, true}, part{9995, 10, true}},
+			{"2026-10", part{200, 600, false}, part{10, 35, false}},
+		} {
+			r := post(map[string]any{"room_id": wrapped, "month": m.month, "electricity": body(m.e), "water": body(m.w)})
+			if m.e.rollover && (r["electricity"].(map[string]any)["usage"] != 250.0 || r["water"].(map[string]any)["usage"] != 15.0) {
+				t.Fatalf("%s: electricity %v, water %v", m.month, r["electricity"], r["water"])
 			}
 			if m.month == "2026-10" && flags(r) != "" {
-				t.Fatalf("400 kWh after three months of 250 over wrapped meters: flags %v", r["flags"])
+				t.Fatalf("400 kWh and 25 m³ after three months of 250 and 15 over wrapped meters: flags %v", r["flags"])
 			}
 		}
 		later := post(reading(wrapped, "2027-06", 700, 100))
