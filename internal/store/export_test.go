@@ -42,3 +42,6 @@ func (db *DB) VersionReads() (reads, statements int64, waiting int) {
 	defer v.mu.Unlock()
 	return v.reads.Load(), v.statements.Load(), len(v.waiting)
 }
+
+// ParseRoomReadings is parseRoomReadings, for its table test.
+var ParseRoomReadings = parseRoomReadings

@@ -335,27 +335,35 @@ func parseRoomReadings(s string) ([]rental.Reading, error) {
 	if s == "" {
 		return nil, nil
 	}
-	f := strings.Split(s, " ")
-	if len(f)%8 != 0 {
-		return nil, fmt.Errorf("%d values, not readings of 8", len(f))
+	values := strings.Count(s, " ") + 1
+	if values%8 != 0 {
+		return nil, fmt.Errorf("%d values, not readings of 8", values)
 	}
-	out := make([]rental.Reading, len(f)/8)
-	for i := range out {
-		v := f[8*i : 8*i+8]
-		var n [4]int64
-		for j, k := range [4]int{2, 3, 5, 6} {
-			x, err := strconv.ParseInt(v[k], 10, 64)
-			if err != nil {
-				return nil, err
-			}
-			n[j] = x
+	// Taken apart in place: the IDs and months are parts of s.
+	next := func() string {
+		v, rest, _ := strings.Cut(s, " ")
+		s = rest
+		return v
+	}
+	var err error
+	number := func() rental.Quantity {
+		n, e := strconv.ParseInt(next(), 10, 64)
+		if err == nil {
+			err = e
 		}
+		return rental.Quantity(n)
+	}
+	out := make([]rental.Reading, values/8)
+	for i := range out {
 		r := &out[i]
-		r.ID, r.Month = v[0], v[1]
 		e, w := &r.Electricity, &r.Water
-		e.Previous, e.Current, e.Rollover = rental.Quantity(n[0]), rental.Quantity(n[1]), v[4] == "1"
-		w.Previous, w.Current, w.Rollover = rental.Quantity(n[2]), rental.Quantity(n[3]), v[7] == "1"
+		r.ID, r.Month = next(), next()
+		e.Previous, e.Current, e.Rollover = number(), number(), next() == "1"
+		w.Previous, w.Current, w.Rollover = number(), number(), next() == "1"
 		e.Usage, w.Usage = rental.Usage(e.Previous, e.Current, e.Rollover), rental.Usage(w.Previous, w.Current, w.Rollover)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
