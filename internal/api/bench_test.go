@@ -79,3 +79,21 @@ func benchPost(url, key, path string, body any) (int, []byte, error) {
 	out, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, out, err
 }
+
+// benchPostAs is benchPost that fails b unless the answer's status is
+// status, and returns its body.
+func benchPostAs(b *testing.B, url, key, path string, body any, status int) []byte {
+	b.Helper()
+	got, out, err := benchPost(url, key, path, body)
+	if err != nil || got != status {
+		b.Fatalf("%s: %d %s %v", path, got, out, err)
+	}
+	return out
+}
+
+// dataID is the ID of the object an answer's "data" holds.
+func dataID(body []byte) string {
+	var out struct{ Data struct{ ID string } }
+	json.Unmarshal(body, &out)
+	return out.Data.ID
+}

@@ -31,18 +31,8 @@ func benchReadings(b *testing.B, e storetest.Engine) {
 	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
 	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
 	key := f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
-	post := func(path string, body any, status int) []byte {
-		got, out, err := benchPost(hs.URL, key, path, body)
-		if err != nil || got != status {
-			b.Fatalf("%s: %d %s %v", path, got, out, err)
-		}
-		return out
-	}
-	id := func(body []byte) string {
-		var out struct{ Data struct{ ID string } }
-		json.Unmarshal(body, &out)
-		return out.Data.ID
-	}
+	post := func(path string, body any, status int) []byte { return benchPostAs(b, hs.URL, key, path, body, status) }
+	id := dataID
 	prop := id(post("/v1/properties", map[string]any{"name": "Baan Roi", "electricity_rate": 800, "water_rate": 1800, "due_day": 5}, http.StatusCreated))
 	ids := make([]string, rooms)
 	for i := range ids {
@@ -102,18 +92,8 @@ func benchPropertyMonth(b *testing.B, e storetest.Engine) {
 	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
 	// A pro landlord holds 20,000 rooms: 39 ops' properties each.
 	var key string
-	post := func(path string, body any, status int) []byte {
-		got, out, err := benchPost(hs.URL, key, path, body)
-		if err != nil || got != status {
-			b.Fatalf("%s: %d %s %v", path, got, out, err)
-		}
-		return out
-	}
-	id := func(body []byte) string {
-		var out struct{ Data struct{ ID string } }
-		json.Unmarshal(body, &out)
-		return out.Data.ID
-	}
+	post := func(path string, body any, status int) []byte { return benchPostAs(b, hs.URL, key, path, body, status) }
+	id := dataID
 	var batch, run time.Duration
 	for n := 0; b.Loop(); n++ {
 		b.StopTimer()
