@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
@@ -654,6 +656,156 @@ func TestBeginClaimedQueues(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestTurnPassesAtCommit: on PostgreSQL a landlord's writer gives its
+// turn to the next writer of its process as it sends its commit, not once
+// the commit is answered, and tells it the tick to predict: the next one
+// begins (ahead) while the first's commit still waits in the database,
+// its own first statement waits there for the landlord's lock, and it
+// takes a later tick without a claim ahead lost. A commit that fails
+// after passing the turn leaves the clock below that prediction, so the
+// next claim ahead still holds.
+func TestTurnPassesAtCommit(t *testing.T) {
+	t.Parallel()
+	e := storetest.Postgres(t)
+	ctx := t.Context()
+	f := storetest.NewFixture(t, e.DB, rental.PlanDeveloper)
+	acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+	lost := e.DB.ClaimsAheadLost()
+	// blocked returns a transaction holding the developer's row, which a
+	// commit then waits for.
+	blocked := func() *sql.Tx {
+		t.Helper()
+		other, err := e.DB.WritePool().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.ExecContext(ctx, `SELECT 1 FROM developers WHERE id = $1 FOR UPDATE`, f.Developer.ID); err != nil {
+			t.Fatal(err)
+		}
+		return other
+	}
+	// committing begins a claimed write whose commit changes the
+	// developer's row where cond holds (else it fails: errGone), and
+	// commits it in the background.
+	errGone := errors.New("the developer's name changed")
+	committing := func(cond string) (*store.Tx, chan error) {
+		t.Helper()
+		tx, err := e.DB.BeginClaimed(ctx, acct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Later(ctx, database.Stmt{SQL: `UPDATE developers SET name = name WHERE id = $1 AND ` + cond, Args: []any{f.Developer.ID},
+			What: "test: developer", Lost: errGone}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- tx.Commit() }()
+		return tx, done
+	}
+	// next begins the landlord's next write ahead, which must not wait for
+	// the commit that holds the developer's row to be answered.
+	next := func() *store.Tx {
+		t.Helper()
+		began := make(chan *store.Tx, 1)
+		go func() {
+			tx, err := e.DB.BeginAhead(ctx, acct, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			began <- tx
+		}()
+		select {
+		case tx := <-began:
+			if tx == nil {
+				t.FailNow()
+			}
+			return tx
+		case <-time.After(5 * time.Second):
+			t.Fatal("the next writer waited for the commit to be answered")
+			return nil
+		}
+	}
+	// claim sends tx's first statement, with its claim ahead, and then
+	// commits it.
+	claim := func(tx *store.Tx) chan error {
+		done := make(chan error, 1)
+		go func() {
+			var clock int64
+			if err := tx.QueryRow(ctx, `SELECT clock FROM landlords WHERE id = $1`, acct.LandlordID).Scan(&clock); err != nil {
+				done <- err
+				return
+			}
+			done <- tx.Commit()
+		}()
+		return done
+	}
+	waits := func(what string, ch chan error) {
+		t.Helper()
+		select {
+		case err := <-ch:
+			t.Fatalf("%s did not wait: %v", what, err)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+
+	// A commit that succeeds.
+	other := blocked()
+	first, firstDone := committing("true")
+	waits("the first commit, behind the developer's row,", firstDone)
+	second := next()
+	secondDone := claim(second)
+	waits("the second writer's claim, behind the first's lock,", secondDone)
+	if err := other.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-firstDone; err != nil {
+		t.Fatalf("first: %v", err)
+	}
+	if err := <-secondDone; err != nil {
+		t.Fatalf("second: %v", err)
+	}
+	if !second.Now.After(first.Now) {
+		t.Fatalf("the second writer's time %v is not after the first's %v", second.Now, first.Now)
+	}
+
+	// A commit that fails once the row it waits for changes.
+	other = blocked()
+	if _, err := other.ExecContext(ctx, `UPDATE developers SET name = 'Renamed' WHERE id = $1`, f.Developer.ID); err != nil {
+		t.Fatal(err)
+	}
+	third, thirdDone := committing("name <> 'Renamed'")
+	waits("the third commit, behind the developer's row,", thirdDone)
+	fourth := next()
+	fourthDone := claim(fourth)
+	if err := other.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-thirdDone; !errors.Is(err, errGone) {
+		t.Fatalf("third: %v, want its check's failure", err)
+	}
+	if err := <-fourthDone; err != nil {
+		t.Fatalf("fourth, after the third failed: %v", err)
+	}
+	if !fourth.Now.After(third.Now) {
+		t.Fatalf("the fourth writer's time %v is not after the third's %v", fourth.Now, third.Now)
+	}
+	if n := e.DB.ClaimsAheadLost() - lost; n != 0 {
+		t.Fatalf("%d claims ahead lost", n)
+	}
+	// After a failure, the next prediction is the clock as committed.
+	fifth := next()
+	if err := <-claim(fifth); err != nil || !fifth.Now.After(fourth.Now) {
+		t.Fatalf("fifth: %v at %v, after %v", err, fifth.Now, fourth.Now)
+	}
+	var clock int64
+	if err := e.DB.WritePool().QueryRowContext(ctx, `SELECT clock FROM landlords WHERE id = $1`, acct.LandlordID).Scan(&clock); err != nil || clock != fifth.Now.UnixMilli() {
+		t.Fatalf("the clock is %d (%v), want the fifth writer's %d", clock, err, fifth.Now.UnixMilli())
+	}
+	if n := e.DB.ClaimsAheadLost() - lost; n != 0 {
+		t.Fatalf("%d claims ahead lost", n)
+	}
 }
 
 // PostgreSQL connections use one generic plan per prepared statement

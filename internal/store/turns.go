@@ -31,8 +31,10 @@ type turns struct {
 
 // clockNote is a landlord's clock and clock offset as this process's
 // writers last committed them, and until when its writes claim as usual,
-// since a claim ahead lost to another process's writer (Unix ms).
-type clockNote struct{ clock, offset, usualUntil int64 }
+// since a claim ahead lost to another process's writer (Unix ms); and
+// pending, the clock a transaction whose commit is on its way leaves if it
+// commits (see committing), 0 if none.
+type clockNote struct{ clock, offset, usualUntil, pending int64 }
 
 // maxClocks bounds turns.clocks.
 const maxClocks = 10_000
@@ -49,7 +51,7 @@ func (t *turns) predict(landlordID string, now int64) (last, offset int64, ok bo
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := t.clocks[landlordID]
-	return n.clock, n.offset, now >= n.usualUntil
+	return max(n.clock, n.pending), n.offset, now >= n.usualUntil
 }
 
 // note changes what is known of the landlord's clock.
@@ -74,6 +76,31 @@ func (t *turns) committed(landlordID string, clock, offset int64) {
 			return
 		}
 		n.clock = max(n.clock, clock)
+	})
+}
+
+// committing notes the clock a transaction of the landlord leaves if the
+// commit it is about to send succeeds, so that the next writer may predict
+// its tick before that commit is answered; false, and nothing noted, when
+// the transaction's clock offset is not the one noted (the next writer then
+// waits for the commit to be answered, see Tx.Commit).
+func (t *turns) committing(landlordID string, clock, offset int64) (ok bool) {
+	t.note(landlordID, func(n *clockNote) {
+		if ok = n.offset == offset; ok {
+			n.pending = max(n.pending, clock)
+		}
+	})
+	return ok
+}
+
+// settled forgets the pending clock noted by committing, once its commit
+// was answered (committed notes the clock itself when it succeeded), unless
+// a later transaction's is noted in its place.
+func (t *turns) settled(landlordID string, clock int64) {
+	t.note(landlordID, func(n *clockNote) {
+		if n.pending == clock {
+			n.pending = 0
+		}
 	})
 }
 

@@ -76,6 +76,20 @@ func (tx *Tx) Commit() error {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
 		first = append(first, database.Stmt{SQL: setClock, Args: []any{tx.claimed, tx.lastEvent}, What: "store: clock"})
 	}
+	if tx.claimed != "" && tx.Pipelined() {
+		// The landlord's next writer here may send its first batch now,
+		// predicting its tick from this one's: PostgreSQL holds that batch
+		// at the landlord's row lock, which this COMMIT hands it, so the
+		// lock waits neither for this answer's way back nor for the next
+		// writer's first statements on their way in. Should the commit
+		// fail, the clock stays below the tick predicted, and that claim
+		// still holds.
+		final := tx.final()
+		if tx.db.turns.committing(tx.claimed, final, tx.offset.Milliseconds()) {
+			defer tx.db.turns.settled(tx.claimed, final)
+			tx.done()
+		}
+	}
 	if err := tx.Tx.Commit(first...); err != nil {
 		if e, ok := rental.AsError(err); ok {
 			return e
@@ -148,10 +162,13 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 	return nil
 }
 
+// final is the claimed landlord's clock as the transaction leaves it.
+func (tx *Tx) final() int64 { return max(ms(tx.Now), tx.lastEvent) }
+
 // committed tells this process's next writers of the landlord where its
 // clock is now.
 func (tx *Tx) committed() {
-	tx.db.turns.committed(tx.claimed, max(ms(tx.Now), tx.lastEvent), tx.offset.Milliseconds())
+	tx.db.turns.committed(tx.claimed, tx.final(), tx.offset.Milliseconds())
 }
 
 // claimAhead is Claim queued for the transaction's next round trip (on
