@@ -353,7 +353,9 @@ func parseRoomReadings(s string) ([]rental.Reading, error) {
 		}
 		return rental.Quantity(n)
 	}
-	out := make([]rental.Reading, values/8)
+	// Room for the reading a post then makes (CreateReadings appends it):
+	// growing the slice would copy every reading into one twice as long.
+	out := make([]rental.Reading, values/8, values/8+1)
 	for i := range out {
 		r := &out[i]
 		e, w := &r.Electricity, &r.Water
