@@ -23,6 +23,8 @@ type pgConn struct {
 	pc *pgx.Conn
 	// queued go to the database ahead of the next statement, in its batch.
 	queued []Stmt
+	// begun is set once the first batch, with BEGIN, was answered.
+	begun bool
 	// ended is set once the transaction committed or rolled back: the
 	// connection may already serve another request.
 	ended bool
@@ -79,6 +81,7 @@ func (c *pgConn) send(ctx context.Context, query string, args []any) (pgx.BatchR
 			return nil, c.fail(err)
 		}
 	}
+	c.begun = true
 	return br, nil
 }
 

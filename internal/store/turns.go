@@ -11,7 +11,8 @@ import (
 )
 
 // turns queues this process's writers of each landlord, so that at most one
-// of them at a time is in the database. Writes of one landlord are serial
+// of them at a time is in the database, besides one whose commit is on its
+// way (see Tx.Commit). Writes of one landlord are serial
 // anyway (each holds the landlord's row lock until it commits, see Claim);
 // without the queue, every waiting writer would hold a pooled connection
 // while PostgreSQL queues it on that lock, leaving none for other landlords,
@@ -45,8 +46,9 @@ const maxClocks = 10_000
 const aheadPause = time.Second
 
 // predict returns the landlord's clock and clock offset as this process
-// last committed them (0 if it does not know), and whether a claim ahead
-// may use them at now (Unix ms).
+// last committed them (0 if it does not know), or the clock a commit on its
+// way leaves if it is later, and whether a claim ahead may use them at now
+// (Unix ms).
 func (t *turns) predict(landlordID string, now int64) (last, offset int64, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -68,11 +70,12 @@ func (t *turns) note(landlordID string, change func(*clockNote)) {
 
 // committed notes a landlord's clock and clock offset as a transaction
 // committed them. A new offset (a sandbox's clock advanced, or reset to
-// real time, which sets the clock back) replaces the clock noted.
+// real time, which sets the clock back) replaces the clock noted, and the
+// clock of a commit on its way, made at the old offset, is forgotten.
 func (t *turns) committed(landlordID string, clock, offset int64) {
 	t.note(landlordID, func(n *clockNote) {
 		if n.offset != offset {
-			n.clock, n.offset = clock, offset
+			n.clock, n.offset, n.pending = clock, offset, 0
 			return
 		}
 		n.clock = max(n.clock, clock)
@@ -93,13 +96,18 @@ func (t *turns) committing(landlordID string, clock, offset int64) (ok bool) {
 	return ok
 }
 
-// settled forgets the pending clock noted by committing, once its commit
-// was answered (committed notes the clock itself when it succeeded), unless
-// a later transaction's is noted in its place.
-func (t *turns) settled(landlordID string, clock int64) {
+// settled ends what committing noted, once the commit was answered: the
+// pending clock is forgotten (unless a later transaction's is noted in its
+// place), and if the commit succeeded, its clock is noted as committed's
+// would be, but only while the offset is still the one it was made at: a
+// clock reset committed meanwhile, by the next writer, is not undone.
+func (t *turns) settled(landlordID string, clock, offset int64, ok bool) {
 	t.note(landlordID, func(n *clockNote) {
 		if n.pending == clock {
 			n.pending = 0
+		}
+		if ok && n.offset == offset {
+			n.clock = max(n.clock, clock)
 		}
 	})
 }
@@ -156,7 +164,7 @@ func (t *turns) leave(landlordID string, tn *turn) {
 
 // BeginClaimed begins a write transaction of acct's landlord and claims it
 // (see Claim), after this process's earlier writers of the same landlord
-// are done (see turns). Waiting for the turn and for a connection together
+// are done or have sent their commit (see turns). Waiting for the turn and for a connection together
 // is bounded like Begin's wait: beyond it, the service is unavailable.
 func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, error) {
 	return db.beginClaimed(ctx, acct, nil, nil, false)

@@ -30,8 +30,10 @@ type Tx struct {
 	// offset is the claimed landlord's clock offset: how far its Now runs
 	// ahead of real time (a sandbox's clock, see clock.go; 0 for live).
 	offset time.Duration
-	// release gives the landlord's turn to the next writer (BeginClaimed).
+	// release gives the landlord's turn to the next writer (BeginClaimed);
+	// passed is whether it gave it as the commit was sent (see Commit).
 	release func()
+	passed  bool
 	// events and deliveries are the rows of the events this transaction
 	// recorded and of their deliveries, and jobs the jobs it queued (see
 	// enqueue): all inserted together at Commit (see flush), where one
@@ -76,17 +78,19 @@ func (tx *Tx) Commit() error {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
 		first = append(first, database.Stmt{SQL: setClock, Args: []any{tx.claimed, tx.lastEvent}, What: "store: clock"})
 	}
-	if tx.claimed != "" && tx.Pipelined() {
+	if tx.release != nil && tx.Pipelined() && tx.Begun() {
 		// The landlord's next writer here may send its first batch now,
 		// predicting its tick from this one's: PostgreSQL holds that batch
 		// at the landlord's row lock, which this COMMIT hands it, so the
 		// lock waits neither for this answer's way back nor for the next
-		// writer's first statements on their way in. Should the commit
-		// fail, the clock stays below the tick predicted, and that claim
-		// still holds.
-		final := tx.final()
-		if tx.db.turns.committing(tx.claimed, final, tx.offset.Milliseconds()) {
-			defer tx.db.turns.settled(tx.claimed, final)
+		// writer's first statements on their way in. Only once this one's
+		// claim was sent (and so holds the lock): else the next one's
+		// could take it first. Should the commit fail, the clock stays
+		// below the tick predicted, and the next claim still holds.
+		final, offset := tx.final(), tx.offset.Milliseconds()
+		if tx.db.turns.committing(tx.claimed, final, offset) {
+			tx.passed = true
+			defer func() { tx.db.turns.settled(tx.claimed, final, offset, tx.Tx.Committed()) }()
 			tx.done()
 		}
 	}
@@ -166,8 +170,12 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 func (tx *Tx) final() int64 { return max(ms(tx.Now), tx.lastEvent) }
 
 // committed tells this process's next writers of the landlord where its
-// clock is now.
+// clock is now; settled does for a transaction that passed its turn as it
+// sent its commit (see Commit).
 func (tx *Tx) committed() {
+	if tx.passed {
+		return
+	}
 	tx.db.turns.committed(tx.claimed, tx.final(), tx.offset.Milliseconds())
 }
 
@@ -177,7 +185,9 @@ func (tx *Tx) committed() {
 // (plus offset, the landlord's clock offset as that writer saw it) if that
 // is later. The claim takes the tick only if the clock is still below it
 // and the offset unchanged, and then the tick is the very one Claim would
-// have taken (the clock is where last left it, or below now). If another process
+// have taken (the clock is where last left it, or below now), unless last
+// was predicted from a commit then on its way that failed: the clock then
+// skips that commit's ticks, and order holds all the same. If another process
 // ticked the clock past it, the claim fails in the database, so nothing
 // after it in its batch runs without the landlord's lock, and the
 // transaction fails with ErrNotClaimed (errClockMoved): whatever it did
