@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -145,12 +146,20 @@ func (g *group) leave() {
 		b.end()
 	}
 	g.mu.Lock()
-	if len(g.waiters) > 0 {
+	handed := len(g.waiters) > 0
+	if handed {
 		g.handLocked()
 	} else {
 		g.held = false
 	}
 	g.mu.Unlock()
+	if handed && b != nil {
+		// The next writer is the one this goroutine readied last, and so
+		// the first to run on its processor once it yields: now, before
+		// the rest of this request (its answer, its log line), which may
+		// run on any processor, while the writers' turn runs on no other.
+		runtime.Gosched()
+	}
 }
 
 // handLocked gives the turn to the first waiter; g.mu is held.
