@@ -1,4 +1,4 @@
-# lib.sh: what ab.sh, floor.sh, purge.sh and rooms.sh share, sourced from
+# lib.sh: what ab.sh, floor.sh, purge.sh, rooms.sh and split.sh share, sourced from
 # the repository's root: a scratch directory removed on exit with the
 # servers started in it, cycle built there, the rentapi to measure, a
 # server started and its address, rentapi on a

@@ -154,10 +154,17 @@ func (g *group) leave() {
 	}
 	g.mu.Unlock()
 	if handed && b != nil {
-		// The next writer is the one this goroutine readied last, and so
-		// the first to run on its processor once it yields: now, before
-		// the rest of this request (its answer, its log line), which may
-		// run on any processor, while the writers' turn runs on no other.
+		// handLocked readied the next writer after the group's members
+		// (b.end closed done first), so it normally runs next on this
+		// processor (another, idle one may take it after a few
+		// microseconds): as soon as this goroutine yields. Gosched puts
+		// this goroutine on the global run queue, so the writers' turn,
+		// which bounds the write rate, moves on before this request
+		// writes its answer and log line. Normally, not always: a
+		// goroutine readied after it (one that waited for g.mu) runs
+		// first. Only here: a writer that hands the turn on without
+		// committing waits for the group's commit at once, which yields
+		// all the same.
 		runtime.Gosched()
 	}
 }
