@@ -26,8 +26,6 @@ type Tx struct {
 	// onCommit are called once the transaction committed.
 	onCommit []func()
 	ended    bool
-	// committed is whether Commit succeeded.
-	committed bool
 	// On SQLite, the group whose transaction tx shares, and its batch
 	// (see group); left is whether tx's part in it is over, others
 	// whether it began after other members' work.
@@ -222,15 +220,11 @@ func (tx *Tx) Commit(first ...Stmt) error {
 		return fmt.Errorf("database: commit: %w", err)
 	}
 	tx.end()
-	tx.committed = true
 	for _, fn := range tx.onCommit {
 		fn()
 	}
 	return nil
 }
-
-// Committed reports whether the transaction committed.
-func (tx *Tx) Committed() bool { return tx.committed }
 
 // Begun reports whether the transaction's first round trip (on
 // PostgreSQL: BEGIN and what was queued with it, a claim made ahead among

@@ -164,8 +164,9 @@ func (t *turns) leave(landlordID string, tn *turn) {
 
 // BeginClaimed begins a write transaction of acct's landlord and claims it
 // (see Claim), after this process's earlier writers of the same landlord
-// are done or have sent their commit (see turns). Waiting for the turn and for a connection together
-// is bounded like Begin's wait: beyond it, the service is unavailable.
+// are done or have sent their commit (see turns). Waiting for the turn and
+// for a connection together is bounded like Begin's wait: beyond it, the
+// service is unavailable.
 func (db *DB) BeginClaimed(ctx context.Context, acct *rental.Account) (*Tx, error) {
 	return db.beginClaimed(ctx, acct, nil, nil, false)
 }

@@ -78,7 +78,8 @@ func (tx *Tx) Commit() error {
 		// Events of this transaction ticked the clock on; the next writer starts after them.
 		first = append(first, database.Stmt{SQL: setClock, Args: []any{tx.claimed, tx.lastEvent}, What: "store: clock"})
 	}
-	if tx.release != nil && tx.Pipelined() && tx.Begun() {
+	final, offset := tx.final(), tx.offset.Milliseconds()
+	if tx.release != nil && tx.Pipelined() && tx.Begun() && tx.db.turns.committing(tx.claimed, final, offset) {
 		// The landlord's next writer here may send its first batch now,
 		// predicting its tick from this one's: PostgreSQL holds that batch
 		// at the landlord's row lock, which this COMMIT hands it, so the
@@ -87,14 +88,14 @@ func (tx *Tx) Commit() error {
 		// claim was sent (and so holds the lock): else the next one's
 		// could take it first. Should the commit fail, the clock stays
 		// below the tick predicted, and the next claim still holds.
-		final, offset := tx.final(), tx.offset.Milliseconds()
-		if tx.db.turns.committing(tx.claimed, final, offset) {
-			tx.passed = true
-			defer func() { tx.db.turns.settled(tx.claimed, final, offset, tx.Tx.Committed()) }()
-			tx.done()
-		}
+		tx.passed = true
+		tx.done()
 	}
-	if err := tx.Tx.Commit(first...); err != nil {
+	err := tx.Tx.Commit(first...)
+	if tx.passed {
+		tx.db.turns.settled(tx.claimed, final, offset, err == nil)
+	}
+	if err != nil {
 		if e, ok := rental.AsError(err); ok {
 			return e
 		}
