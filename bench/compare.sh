@@ -13,7 +13,7 @@
 #   bench/compare.sh
 #   RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' bench/compare.sh
 #   DURATION=5s ROUNDS=1 bench/compare.sh
-#   REV=main~3 bench/compare.sh          # rentapi built from another commit
+#   REV=main~3 bench/compare.sh          # rentapi (its seed, its webhooks) built from another commit
 #   RENTAPI_BIN=/path/to/rentapi bench/compare.sh
 #   KEEP=1 bench/compare.sh              # keep wrk's outputs and the logs
 set -euo pipefail
@@ -53,6 +53,13 @@ fi
 go build -o "$work/baseline" ./bench/baseline
 go build -o "$work/cycle" ./bench/cycle
 cycle="$work/cycle"
+# The seed writes the database directly, so it is the measured build's
+# own: another revision's tables are not this one's.
+seeder="$cycle"
+if [ -n "${REV:-}" ] && [ -z "${RENTAPI_BIN:-}" ]; then
+	(cd "$work/src" && go build -o "$work/seeder" ./bench/cycle)
+	seeder="$work/seeder"
+fi
 
 # PocketBase at $pocketbase from the module proxy: a main that starts it
 # with nothing registered.
@@ -111,7 +118,7 @@ declare -A key
 rentapi() {
 	local engine="$1" dsn="$2" writers="$3"
 	serve "$engine" env RENTAPI_DB="$dsn" RENTAPI_SECRET_FILE="$work/secret-$engine" "$rentapi" serve --addr 127.0.0.1:0 --rate-limits=false
-	local seed=("$cycle" -db "$dsn" -secret-file "$work/secret-$engine") keys writers_keys
+	local seed=("$seeder" -db "$dsn" -secret-file "$work/secret-$engine") keys writers_keys
 	key[$engine]=$("${seed[@]}" -bills 1000 seed 2>>"$work/seed.log") || { cat "$work/seed.log" >&2; exit 1; }
 	keys=$("${seed[@]}" -bills 200 -months 1 -landlords "$writers" seed 2>>"$work/seed.log") || { cat "$work/seed.log" >&2; exit 1; }
 	mapfile -t writers_keys <<<"$keys"
@@ -302,5 +309,6 @@ done
 # writes above may slow by more than a tenth. WEBHOOKS=0 leaves it out.
 if [ "${WEBHOOKS:-1}" = 1 ]; then
 	echo
-	BURST="${WEBHOOK_BURST:-10000}" RATE="${WEBHOOK_RATE:-200}" bench/webhooks.sh
+	SRC="$([ -n "${REV:-}" ] && [ -z "${RENTAPI_BIN:-}" ] && echo "$work/src" || echo .)" \
+		BURST="${WEBHOOK_BURST:-10000}" RATE="${WEBHOOK_RATE:-200}" bench/webhooks.sh
 fi

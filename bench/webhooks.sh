@@ -6,11 +6,12 @@
 #   bench/webhooks.sh
 #   RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' bench/webhooks.sh
 #   BURST=20000 RATE=100 bench/webhooks.sh
+#   SRC=/path/to/another/checkout bench/webhooks.sh   # that source's delivery
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/webhooks" ./bench/webhooks
+(cd "${SRC:-.}" && go build -o "$work/webhooks" ./bench/webhooks)
 flags=(-burst "${BURST:-5000}" -rate "${RATE:-50}" -duration "${DURATION:-10s}" -workers "${WORKERS:-200}")
 
 echo "webhook delivery — $(nproc) cores, $(go version | cut -d' ' -f3)"
