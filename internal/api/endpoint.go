@@ -155,7 +155,8 @@ func (s *Server) adapt(op operation) http.Handler {
 			return
 		}
 		header, runs := w.Header().Clone(), 0
-		s.db.ServeKey(fingerprint, hint, s.now(), func(key *store.KeyRun) bool {
+		write := r.Method != http.MethodGet && r.Method != http.MethodHead
+		s.db.ServeKey(fingerprint, hint, s.now(), write, func(key *store.KeyRun) bool {
 			if runs++; runs > 1 {
 				clear(w.Header())
 				maps.Copy(w.Header(), header)

@@ -27,11 +27,15 @@ type KeyCheck struct {
 }
 
 // KeptKey returns the key's kept lookup, a copy the caller may change, and
-// the check that must confirm it; nil when there is none to use: on SQLite
-// (a read of the version costs no round trip there), when the key has no
-// kept lookup, or when the passing of time has changed it.
-func (db *DB) KeptKey(fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, *KeyCheck) {
-	if db.Engine() != Postgres {
+// the check that must confirm it, for a request that writes (write) or
+// reads; nil when there is none to use: when the key has no kept lookup,
+// when the passing of time has changed it, or for a read on SQLite. There
+// a read of the version costs no round trip, but on a reader it costs a
+// read transaction whose page cache starts over after every commit; a
+// write's check is read by the write connection in the transaction
+// itself (see carry), from pages it has cached.
+func (db *DB) KeptKey(fingerprint, accountHint string, now time.Time, write bool) (*rental.KeyOwner, *KeyCheck) {
+	if db.Engine() != Postgres && !write {
 		return nil, nil
 	}
 	o, version, ok := db.keys.kept(fingerprint, accountHint, now)
@@ -116,7 +120,7 @@ func (db *DB) beginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck
 	}
 	tx, err := db.Begin(ctx)
 	if err == nil {
-		kc.carry(tx)
+		kc.carry(ctx, tx) // PostgreSQL: only queued
 		tx.holdKey(hold)
 	}
 	return tx, err
@@ -126,9 +130,16 @@ func (db *DB) beginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck
 // is a check the database makes (a division by zero unless the version is
 // still kc's), so that it holds even when it travels with COMMIT, and a
 // batch stops at it: nothing after it runs on a lookup that did not hold.
-func (kc *KeyCheck) carry(tx *Tx) {
+// On SQLite, where nothing is queued, the write connection reads the
+// version at once, in the transaction, and the error is ErrKeyChanged if
+// the kept lookup did not hold: the transaction has done nothing yet.
+func (kc *KeyCheck) carry(ctx context.Context, tx *Tx) error {
 	if kc == nil || kc.ran {
-		return
+		return nil
+	}
+	if !tx.Pipelined() {
+		s, _ := kc.Pending()
+		return s.Scan(tx.c.QueryRowContext(ctx, s.SQL))
 	}
 	tx.Ahead(database.Stmt{SQL: accessVersionIs, Args: []any{kc.version}, What: "store: access version", Scan: func(r database.Row) error {
 		var v int64
@@ -140,6 +151,7 @@ func (kc *KeyCheck) carry(tx *Tx) {
 		kc.record(v, err)
 		return err
 	}})
+	return nil
 }
 
 // KeptConfirmed counts the requests this process answered on a kept key
@@ -213,16 +225,17 @@ type KeyRun struct {
 
 // ServeKey runs a request made with the key of fingerprint (and the
 // account hint) until a run answers, so that the answer always rests on
-// what a lookup made now says of the key. On PostgreSQL it first runs the
-// request on the key's kept lookup, if there is one the key may still use
-// at now (see KeptKey): the lookup's check then costs no round trip of its
+// what a lookup made now says of the key. On PostgreSQL, and on SQLite for
+// a request that writes, it first runs the request on the key's kept
+// lookup, if there is one the key may still use at now (see KeptKey): the
+// lookup's check then costs no round trip (no read transaction) of its
 // own. If the check finds that the lookup no longer holds, run must have
 // answered nothing (it answers only once KeyRun.Held says so) and returns
 // false, and the request runs again on a lookup made now: what it did on
 // its way (a per-second limit's count) may then count twice.
-func (db *DB) ServeKey(fingerprint, hint string, now time.Time, run func(*KeyRun) bool) {
+func (db *DB) ServeKey(fingerprint, hint string, now time.Time, write bool, run func(*KeyRun) bool) {
 	k := &KeyRun{db: db, fingerprint: fingerprint, hint: hint}
-	if kept, kc := db.KeptKey(fingerprint, hint, now); kc != nil && kept.Key.Usable(now) {
+	if kept, kc := db.KeptKey(fingerprint, hint, now, write); kc != nil && kept.Key.Usable(now) {
 		// A key refused at now takes the usual way, where its failure is
 		// counted once.
 		k.kept, k.check = kept, kc

@@ -33,14 +33,14 @@ func BenchmarkKeptDataVersion(b *testing.B) {
 	}
 	b.Run("carried", func(b *testing.B) {
 		for b.Loop() {
-			_, kc := e.DB.KeptKey(fp, "", e.Clock.Now())
+			_, kc := e.DB.KeptKey(fp, "", e.Clock.Now(), false)
 			_, err := e.DB.ReadChecking(kc).DataVersion(ctx, acct.LandlordID)
 			check(b, err, kc)
 		}
 	})
 	b.Run("joined", func(b *testing.B) {
 		for b.Loop() {
-			e.DB.ServeKey(fp, "", e.Clock.Now(), func(k *store.KeyRun) bool {
+			e.DB.ServeKey(fp, "", e.Clock.Now(), false, func(k *store.KeyRun) bool {
 				_, err := k.DataVersion(ctx, e.DB.ReadChecking(k.Check()), acct.LandlordID)
 				check(b, err, k.Check())
 				return true

@@ -203,7 +203,9 @@ func (db *DB) beginClaimed(ctx context.Context, acct *rental.Account, kc *KeyChe
 			tx.Rollback()
 		}
 	}()
-	kc.carry(tx)
+	if err := kc.carry(ctx, tx); err != nil {
+		return nil, err
+	}
 	tx.holdKey(hold) // before the landlord's lock: a request whose key is busy must not wait for it
 	if last, offset, ok := db.turns.predict(acct.LandlordID, ms(tx.Now)); ahead && ok && tx.Pipelined() {
 		tx.claimAhead(acct.LandlordID, last, offset)

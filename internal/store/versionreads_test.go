@@ -70,7 +70,7 @@ func TestVersionReadsShareStatements(t *testing.T) {
 		read := func(i int, ctx context.Context) {
 			k := keys[i%len(keys)]
 			wg.Go(func() {
-				e.DB.ServeKey(k.fingerprint, "", e.Clock.Now(), func(run *store.KeyRun) bool {
+				e.DB.ServeKey(k.fingerprint, "", e.Clock.Now(), false, func(run *store.KeyRun) bool {
 					if !run.Kept() {
 						results[i].err = fmt.Errorf("read %d not on a kept lookup", i)
 						return true
@@ -96,7 +96,7 @@ func TestVersionReadsShareStatements(t *testing.T) {
 		// once, and the others wait on.
 		gone, leave := context.WithCancel(ctx)
 		left := make(chan error, 1)
-		go e.DB.ServeKey(keys[0].fingerprint, "", e.Clock.Now(), func(run *store.KeyRun) bool {
+		go e.DB.ServeKey(keys[0].fingerprint, "", e.Clock.Now(), false, func(run *store.KeyRun) bool {
 			_, err := run.DataVersion(gone, e.DB.ReadChecking(run.Check()), keys[0].landlordID)
 			left <- err
 			return true
