@@ -148,10 +148,10 @@ func (s *Server) appWrite(scope rental.Scope, prepare prepareFunc) http.Handler 
 // headers or log fields, on a lookup made now.
 func (s *Server) adapt(op operation) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body onceBody // a write's body, read once for every run
+		var once onceRun // what the first run did that the next must not do again
 		fingerprint, hint, err := s.keyRef(r)
 		if err != nil {
-			s.serve(w, r, &op, &body, nil) // no key to look up: identify refuses it
+			s.serve(w, r, &op, &once, nil) // no key to look up: identify refuses it
 			return
 		}
 		header, runs := w.Header().Clone(), 0
@@ -163,7 +163,7 @@ func (s *Server) adapt(op operation) http.Handler {
 				inf := info(r.Context())
 				inf.applicationID, inf.accountID, inf.mode, inf.code, inf.keyLast4 = "", "", "", "", ""
 			}
-			if body.read && request.StatusOf(body.err) == http.StatusRequestTimeout {
+			if once.body.read && request.StatusOf(once.body.err) == http.StatusRequestTimeout {
 				// The body came too late, and net/http has cancelled the
 				// request's context (the failed read ends it): the answer
 				// still owed (the 408, or what the lookup made now says
@@ -172,7 +172,7 @@ func (s *Server) adapt(op operation) http.Handler {
 				defer cancel()
 				r = r.WithContext(ctx)
 			}
-			return s.serve(w, r, &op, &body, key)
+			return s.serve(w, r, &op, &once, key)
 		})
 	})
 }
@@ -180,6 +180,14 @@ func (s *Server) adapt(op operation) http.Handler {
 // lateAnswerWait bounds a run after the first of a request whose body came
 // too late (see adapt), which no longer ends with the request's context.
 const lateAnswerWait = 5 * time.Second
+
+// onceRun is what a request's first run did that a run after it (see
+// adapt) must not do again: read the body, take a token of the
+// developer's per-second limit.
+type onceRun struct {
+	body  onceBody
+	token tokenTaken
+}
 
 // onceBody is a request's body as read by its first run (see serve).
 type onceBody struct {
@@ -201,7 +209,7 @@ func (b *onceBody) get(read func() ([]byte, error)) ([]byte, error) {
 // run's key lookup (nil when the request carries no key). On a kept lookup
 // (see store.KeyRun) it answers only once the lookup's check confirms it;
 // otherwise it writes nothing and returns false.
-func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, once *onceBody, key *store.KeyRun) bool {
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, once *onceRun, key *store.KeyRun) bool {
 	var owner *rental.KeyOwner // known once identified, for held
 	noted := false
 	held := func() bool {
@@ -227,7 +235,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 	if op.versioned(r) {
 		key.WantVersion() // for the answer's tag (see Server.read)
 	}
-	owner, cl, counter, err := s.authenticate(w, r, op, key)
+	owner, cl, counter, err := s.authenticate(w, r, op, key, &once.token)
 	if err != nil {
 		return fail(err)
 	}
@@ -239,7 +247,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 	var body []byte
 	var bodyErr error
 	if read {
-		body, bodyErr = once.get(func() ([]byte, error) { return s.readBody(w, r) })
+		body, bodyErr = once.body.get(func() ([]byte, error) { return s.readBody(w, r) })
 		if request.StatusOf(bodyErr) == http.StatusRequestTimeout {
 			w.Header().Set("Connection", "close") // as readBody set it, for a second run too
 			return fail(bodyErr)                  // the connection is done for: answer now
@@ -303,13 +311,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 // (identify), its developer's per-second limit, its account and scopes
 // (admit), and its quota. The key's owner is returned once identified,
 // with a later refusal too.
-func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, op *operation, key *store.KeyRun) (*rental.KeyOwner, *caller, cell, error) {
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, op *operation, key *store.KeyRun, token *tokenTaken) (*rental.KeyOwner, *caller, cell, error) {
 	owner, err := s.identify(w, r, key)
 	if err != nil {
 		return nil, nil, cell{}, err
 	}
 	now := s.now()
-	if err := s.limits.allow(r.Context(), w.Header(), owner, now); err != nil {
+	if err := s.limits.allow(r.Context(), w.Header(), owner, now, token); err != nil {
 		return owner, nil, cell{}, err
 	}
 	cl, err := s.admit(r, owner, op.appLevel)

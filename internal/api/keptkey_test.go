@@ -211,19 +211,52 @@ func TestKeptLookupWrites(t *testing.T) {
 			t.Fatalf("after a change the lookup reads: %d %s", res.status, res.body)
 		}
 		revoke(acct.ID)
+		// The first write after it runs on the kept lookup, whose check
+		// fails as its transaction begins: its malformed body is not
+		// answered 400, the key's revocation is.
+		if res := two.do(req{key: key, method: "POST", path: "/v1/properties", body: "{"}); res.status != http.StatusUnauthorized || res.code() != "invalid_api_key" {
+			t.Fatalf("a bad body with the revoked key: %d %s", res.status, res.body)
+		}
 		for _, h := range [][]string{{"Idempotency-Key: w4"}, nil, {"Idempotency-Key: w1"}} {
 			if res := post("after", h...); res.status != http.StatusUnauthorized || res.code() != "invalid_api_key" || res.header.Get("Idempotent-Replayed") != "" {
 				t.Fatalf("write %v with the revoked key: %d %s", h, res.status, res.body)
 			}
 		}
-		// A write its own checks refuse before any transaction is refused
-		// for the key all the same.
-		if res := two.do(req{key: key, method: "POST", path: "/v1/properties", body: "{"}); res.status != http.StatusUnauthorized || res.code() != "invalid_api_key" {
-			t.Fatalf("a bad body with the revoked key: %d %s", res.status, res.body)
-		}
 		props, _, err := e.DB.Read().ListProperties(ctx, acct, store.Page{Limit: 10})
 		if err != nil || len(props) != 3 {
 			t.Fatalf("properties: %d %v", len(props), err)
+		}
+	})
+}
+
+// TestRunAgainTakesOneToken: a write whose kept lookup no longer holds
+// (another process moved the access version: here, by revoking another
+// key) runs again on a lookup made now, and takes one token of the
+// developer's per-second limit, as a write run once does, not two: a
+// developer one token from the limit is not refused because of a change
+// that was not theirs.
+func TestRunAgainTakesOneToken(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		one, two, f, acct := linkedOnTwoServers(t, e)
+		key := one.liveKey(f, acct.ID)
+		one.liveKey(f, "") // an unbound key, to revoke
+		// The harness's clock stands still: the bucket does not refill.
+		left := rental.PlanPro.Limits().Burst
+		post := func(name string) {
+			t.Helper()
+			res := two.do(req{key: key, method: "POST", path: "/v1/properties", body: map[string]any{"name": name, "electricity_rate": 800, "water_rate": 1800}})
+			if left--; res.status != http.StatusCreated || res.header.Get("X-RateLimit-Remaining") != fmt.Sprint(left) {
+				t.Fatalf("%s: %d, X-RateLimit-Remaining %q, want %d: %s", name, res.status, res.header.Get("X-RateLimit-Remaining"), left, res.body)
+			}
+		}
+		post("first") // on a lookup made now, kept for the next
+		post("second")
+		confirmed := two.e.DB.KeptConfirmed()
+		revokeKeys(t, e, f, func(k rental.APIKey) bool { return k.AccountID == "" })
+		post("third")
+		if two.e.DB.KeptConfirmed() != confirmed {
+			t.Fatal("a kept lookup held after the access version moved")
 		}
 	})
 }

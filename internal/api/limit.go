@@ -26,16 +26,25 @@ type limits struct {
 // allow takes a token for the key's developer and mode (limits apply to
 // the developer account as a whole, test and live separately) and writes
 // the X-RateLimit headers; without a token it is 429 rate_limited. Every
-// request with a valid key takes one, whatever its answer.
-func (l *limits) allow(ctx context.Context, h http.Header, o *rental.KeyOwner, now time.Time) error {
+// request with a valid key takes one, whatever its answer, and only one:
+// a request run again (see adapt) answers on the token its first run
+// took, kept in taken, when the bucket is the same.
+func (l *limits) allow(ctx context.Context, h http.Header, o *rental.KeyOwner, now time.Time, taken *tokenTaken) error {
 	plan := o.Developer.Plan.Limits()
 	st := bucket.State{Allowed: true, Remaining: plan.Burst}
-	if !l.off {
+	name := "rate:" + o.Developer.ID + ":" + string(o.Key.Mode)
+	switch {
+	case taken.bucket == name:
+		st = taken.state
+	case !l.off:
 		var err error
-		st, err = l.store.Take(ctx, "rate:"+o.Developer.ID+":"+string(o.Key.Mode), bucket.Limit{Rate: plan.RatePerSecond, Per: time.Second, Burst: plan.Burst}, 1, now)
+		st, err = l.store.Take(ctx, name, bucket.Limit{Rate: plan.RatePerSecond, Per: time.Second, Burst: plan.Burst}, 1, now)
 		if err != nil {
 			l.log.ErrorContext(ctx, "rate limit store", "error", err.Error())
 			st = bucket.State{Allowed: true, Remaining: plan.Burst}
+		}
+		if st.Allowed { // a refusal took nothing: a run after it asks again
+			*taken = tokenTaken{bucket: name, state: st}
 		}
 	}
 	h.Set("X-RateLimit-Limit", strconv.Itoa(plan.Burst))
@@ -45,6 +54,14 @@ func (l *limits) allow(ctx context.Context, h http.Header, o *rental.KeyOwner, n
 		return nil
 	}
 	return rental.RateLimited(plan.RatePerSecond, plan.Burst, st.RetryAfter)
+}
+
+// tokenTaken is the token of a developer's per-second limit that a
+// request's first run took (see allow): the bucket, and the state the
+// take left it in.
+type tokenTaken struct {
+	bucket string
+	state  bucket.State
 }
 
 // failedKeys is the bucket of requests with invalid keys each client

@@ -356,3 +356,50 @@ func TestBeginAheadKeyCheck(t *testing.T) {
 		}
 	})
 }
+
+// TestWriteCheckOnWriter: on SQLite a write on a kept lookup reads its
+// check on the write connection, in its own transaction, with the landlord
+// claimed or without an account: with every reader connection taken, the
+// writes still commit, and their checks say they held. (A read of the
+// check on a reader would wait for one, there while holding the writers'
+// turn.)
+func TestWriteCheckOnWriter(t *testing.T) {
+	t.Parallel()
+	e := storetest.SQLite(t)
+	ctx := t.Context()
+	f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+	sec := storetest.Secret(t)
+	acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+	fp := sec.Fingerprint(f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID}))
+	if _, err := e.DB.LookupKey(ctx, fp, "", e.Clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	readers := e.DB.Pools()["read"]
+	for range readers.Stats().MaxOpenConnections {
+		c, err := readers.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	wait, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	for _, claimed := range []*rental.Account{acct, nil} {
+		_, kc := e.DB.KeptKey(fp, "", e.Clock.Now(), true)
+		tx, err := e.DB.BeginAhead(wait, claimed, kc)
+		if err != nil {
+			t.Fatalf("account %v: %v", claimed != nil, err)
+		}
+		if claimed != nil {
+			if _, err := tx.CreateProperty(wait, acct, newProperty(t, "checked on the writer")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if !kc.Confirm(wait) {
+			t.Fatalf("account %v: the check did not hold", claimed != nil)
+		}
+	}
+}

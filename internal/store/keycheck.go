@@ -83,9 +83,19 @@ func (db *DB) beginChecked(ctx context.Context, acct *rental.Account, kc *KeyChe
 	var tx *Tx
 	var err error
 	if acct == nil {
-		if tx, err = db.Begin(ctx); err == nil {
-			tx.holdKey(hold)
+		if tx, err = db.Begin(ctx); err != nil {
+			return nil, err
 		}
+		// On SQLite the write connection reads the check now (a reader
+		// would, below, while this holds the writers' turn); on
+		// PostgreSQL Confirm reads it below, at once, as it did.
+		if !tx.Pipelined() {
+			if err := kc.carry(ctx, tx); err != nil {
+				tx.Rollback()
+				return nil, err
+			}
+		}
+		tx.holdKey(hold)
 	} else {
 		tx, err = db.beginClaimed(ctx, acct, kc, hold, false)
 	}
@@ -119,11 +129,15 @@ func (db *DB) beginAhead(ctx context.Context, acct *rental.Account, kc *KeyCheck
 		return db.beginClaimed(ctx, acct, kc, hold, true)
 	}
 	tx, err := db.Begin(ctx)
-	if err == nil {
-		kc.carry(ctx, tx) // PostgreSQL: only queued
-		tx.holdKey(hold)
+	if err != nil {
+		return nil, err
 	}
-	return tx, err
+	if err := kc.carry(ctx, tx); err != nil {
+		tx.Rollback()
+		return nil, err
+	}
+	tx.holdKey(hold)
+	return tx, nil
 }
 
 // carry queues kc's version read in tx, for its next round trip. The read
@@ -232,7 +246,8 @@ type KeyRun struct {
 // own. If the check finds that the lookup no longer holds, run must have
 // answered nothing (it answers only once KeyRun.Held says so) and returns
 // false, and the request runs again on a lookup made now: what it did on
-// its way (a per-second limit's count) may then count twice.
+// its way is run's to keep from counting twice (the API reads the body
+// and takes the per-second limit's token once a request).
 func (db *DB) ServeKey(fingerprint, hint string, now time.Time, write bool, run func(*KeyRun) bool) {
 	k := &KeyRun{db: db, fingerprint: fingerprint, hint: hint}
 	if kept, kc := db.KeptKey(fingerprint, hint, now, write); kc != nil && kept.Key.Usable(now) {
