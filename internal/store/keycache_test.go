@@ -264,10 +264,7 @@ func TestBeginAheadKeyCheck(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
 		ctx := t.Context()
-		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
-		sec := storetest.Secret(t)
-		acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
-		fp := sec.Fingerprint(f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID}))
+		acct, fp := liveKey(t, e)
 		kept := func() *store.KeyCheck {
 			t.Helper()
 			if _, err := e.DB.LookupKey(ctx, fp, "", e.Clock.Now()); err != nil {
@@ -367,10 +364,7 @@ func TestWriteCheckOnWriter(t *testing.T) {
 	t.Parallel()
 	e := storetest.SQLite(t)
 	ctx := t.Context()
-	f := storetest.NewFixture(t, e.DB, rental.PlanPro)
-	sec := storetest.Secret(t)
-	acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
-	fp := sec.Fingerprint(f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID}))
+	acct, fp := liveKey(t, e)
 	if _, err := e.DB.LookupKey(ctx, fp, "", e.Clock.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -402,4 +396,15 @@ func TestWriteCheckOnWriter(t *testing.T) {
 			t.Fatalf("account %v: the check did not hold", claimed != nil)
 		}
 	}
+}
+
+// liveKey links a landlord on the pro plan to a new application of a pro
+// developer, with every scope, and makes a live key bound to that
+// account: the account and the key's fingerprint.
+func liveKey(t testing.TB, e storetest.Engine) (*rental.Account, string) {
+	t.Helper()
+	f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+	sec := storetest.Secret(t)
+	acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
+	return acct, sec.Fingerprint(f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID}))
 }

@@ -3,7 +3,6 @@ package store_test
 import (
 	"testing"
 
-	"rentapi/internal/rental"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
 )
@@ -19,10 +18,7 @@ import (
 func BenchmarkKeptDataVersion(b *testing.B) {
 	e := storetest.Postgres(b)
 	ctx := b.Context()
-	f := storetest.NewFixture(b, e.DB, rental.PlanPro)
-	sec := storetest.Secret(b)
-	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, rental.AllScopes)
-	fp := sec.Fingerprint(f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID}))
+	acct, fp := liveKey(b, e)
 	if _, err := e.DB.LookupKey(ctx, fp, "", e.Clock.Now()); err != nil {
 		b.Fatal(err)
 	}
