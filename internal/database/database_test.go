@@ -394,6 +394,121 @@ func TestOnCommit(t *testing.T) {
 	})
 }
 
+// TestOnKept: a writer's work is handed to its OnKept hooks once only
+// when it is kept (never when rolled back or when its commit fails), and a
+// later writer Sees it once it is committed; on SQLite also while it waits
+// in the group the later writer is part of, and no longer once that
+// group's commit is lost.
+func TestOnKept(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		ctx := t.Context()
+		var kept []database.Work
+		for _, end := range []string{"commit", "rollback", "failed commit"} {
+			tx, err := b.db.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.OnKept(func(w database.Work) { kept = append(kept, w) })
+			switch end {
+			case "commit":
+				err = tx.Commit(insert("a", 1))
+			case "rollback":
+				err = tx.Rollback()
+			case "failed commit":
+				if tx.Commit(insert("a", 1)) == nil {
+					t.Fatal("a duplicate committed")
+				}
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", end, err)
+			}
+		}
+		if len(kept) != 1 {
+			t.Fatalf("%d works kept; want the commit's alone", len(kept))
+		}
+		tx, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if !tx.Sees(kept[0]) {
+			t.Fatal("a later writer does not see committed work")
+		}
+	})
+	b := setup(t, database.SQLite, database.Options{})
+	ctx := t.Context()
+	// first begins a writer whose work is id, to be kept in a group with
+	// a second writer, and returns both, the first's work as its hook was
+	// given it, and the first's Commit's result.
+	first := func(id string) (tx2 *database.Tx, w database.Work, committed <-chan error) {
+		t.Helper()
+		tx1, err := b.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []database.Work
+		tx1.OnKept(func(w database.Work) { kept = append(kept, w) })
+		if err := tx1.ExecAll(ctx, []database.Stmt{insert(id, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		tx2, committed = joinGroup(t, b, ctx, tx1)
+		if len(kept) != 1 {
+			t.Fatalf("the first writer's work was kept %d times as it left its group", len(kept))
+		}
+		return tx2, kept[0], committed
+	}
+
+	tx2, w, committed := first("g1")
+	if !tx2.Sees(w) {
+		t.Fatal("a writer of the group does not see the work of one before it")
+	}
+	if err := tx2.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-committed; err != nil {
+		t.Fatal(err)
+	}
+	tx, err := b.db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tx.Sees(w) {
+		t.Fatal("a writer of the next group does not see a committed group's work")
+	}
+	tx.Rollback()
+
+	tx2, w, committed = first("g2")
+	// A full disk: SQLite may roll the whole transaction back (as in
+	// TestGroupCommit).
+	var pages int64
+	if err := tx2.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx2.ExecContext(ctx, `PRAGMA max_page_count = `+strconv.FormatInt(pages, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx2.ExecContext(ctx, `WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM s WHERE i < 100000)
+		INSERT INTO things (id, n) SELECT 'big' || i, i FROM s`); err == nil {
+		t.Fatal("the disk was not full")
+	}
+	tx2.Rollback()
+	if err := <-committed; err == nil {
+		t.Fatal("the lost group's commit succeeded")
+	}
+	tx, err = b.db.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `PRAGMA max_page_count = 1073741823`); err != nil {
+		t.Fatal(err)
+	}
+	if tx.Sees(w) {
+		t.Fatal("a writer sees work whose group's commit was lost")
+	}
+}
+
 // TestUniqueViolation: both engines' unique failures are recognized, on
 // a plain statement and as a statement's Taken error; nothing else is.
 func TestUniqueViolation(t *testing.T) {
@@ -666,6 +781,14 @@ func grouped(t *testing.T, b *bundle, ctx context.Context, first ...database.Stm
 	if err := tx1.ExecAll(t.Context(), first); err != nil {
 		t.Fatal(err)
 	}
+	tx2, committed = joinGroup(t, b, ctx, tx1)
+	return tx1, tx2, committed
+}
+
+// joinGroup is grouped for a first writer the caller began: a second
+// writer (of context ctx) waits behind tx1, which then commits.
+func joinGroup(t *testing.T, b *bundle, ctx context.Context, tx1 *database.Tx) (tx2 *database.Tx, committed <-chan error) {
+	t.Helper()
 	second := make(chan *database.Tx, 1)
 	go func() {
 		tx2, err := b.db.Begin(ctx)
@@ -682,7 +805,7 @@ func grouped(t *testing.T, b *bundle, ctx context.Context, first ...database.Stm
 	if tx2 = <-second; tx2 == nil {
 		t.FailNow()
 	}
-	return tx1, tx2, result
+	return tx2, result
 }
 
 // TestGroupCommit: on SQLite a writer that finds another waiting leaves it

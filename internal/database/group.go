@@ -259,9 +259,9 @@ func (g *group) begin(ctx context.Context) (*Tx, error) {
 
 // leaveGroup ends tx's part of its group: rows it left open are closed
 // (SQLite releases no savepoint under a statement that still runs), its
-// work is kept (its savepoint released) or undone (its savepoint rolled
-// back; the first member's, the transaction), and the turn goes on (see
-// group.leave). A savepoint that cannot be released or rolled back breaks
+// work is kept (its savepoint released; then its OnKept hooks run) or
+// undone (its savepoint rolled back; the first member's, the
+// transaction), and the turn goes on (see group.leave). A savepoint that cannot be released or rolled back breaks
 // the group. From here on tx's statements fail with sql.ErrTxDone: they
 // would run in the next writer's work.
 func (tx *Tx) leaveGroup(keep bool) {
@@ -288,6 +288,11 @@ func (tx *Tx) leaveGroup(keep bool) {
 	}
 	if err != nil && b.broken == nil {
 		b.broken = fmt.Errorf("database: group commit: %w", err)
+	}
+	if keep && err == nil {
+		for _, fn := range tx.onKept {
+			fn(Work{b: b})
+		}
 	}
 	tx.g.leave()
 }

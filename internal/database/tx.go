@@ -23,8 +23,10 @@ type Tx struct {
 	conn *sql.Conn
 	// atCommit are the statements left for Commit (see AtCommit).
 	atCommit []Stmt
-	// onCommit are called once the transaction committed.
+	// onCommit are called once the transaction committed, onKept once
+	// its work is kept (see OnKept).
 	onCommit []func()
+	onKept   []func(Work)
 	ended    bool
 	// On SQLite, the group whose transaction tx shares, and its batch
 	// (see group); left is whether tx's part in it is over, others
@@ -180,6 +182,37 @@ func (tx *Tx) AtCommit(s ...Stmt) { tx.atCommit = append(tx.atCommit, s...) }
 // is rolled back.
 func (tx *Tx) OnCommit(fn func()) { tx.onCommit = append(tx.onCommit, fn) }
 
+// Work is a writer's work once kept (see Tx.OnKept), for a later writer
+// to ask whether it reads it (Tx.Sees) before relying on what it knew.
+type Work struct {
+	// b is the SQLite group whose transaction holds the work; nil on
+	// PostgreSQL, where work is kept only once committed.
+	b *batch
+}
+
+// OnKept calls fn with tx's work once it is kept: on PostgreSQL when the
+// transaction has committed; on SQLite as tx leaves its group with its
+// work in it, before the process's next writer begins, while the group's
+// commit is still to come and may fail (Sees then says so). It is how a
+// writer leaves the next one what it knew, without the next one's waiting
+// for a commit.
+func (tx *Tx) OnKept(fn func(Work)) { tx.onKept = append(tx.onKept, fn) }
+
+// Sees reports whether tx reads all of w: w is committed, or on SQLite is
+// in the group whose transaction tx is part of. Work whose group's commit
+// failed, or is still to come in a group tx is not part of, it does not.
+func (tx *Tx) Sees(w Work) bool {
+	if w.b == nil || w.b == tx.b {
+		return true
+	}
+	select {
+	case <-w.b.done:
+		return w.b.err == nil
+	default:
+		return false
+	}
+}
+
 // OnFail tells fn the transaction's first failure on PostgreSQL, where a
 // statement left for later fails with a statement sent after it (SQLite
 // runs each at once, and its caller sees the failure).
@@ -220,6 +253,11 @@ func (tx *Tx) Commit(first ...Stmt) error {
 		return fmt.Errorf("database: commit: %w", err)
 	}
 	tx.end()
+	if tx.pg != nil { // on SQLite, kept as it left its group
+		for _, fn := range tx.onKept {
+			fn(Work{})
+		}
+	}
 	for _, fn := range tx.onCommit {
 		fn()
 	}
