@@ -45,3 +45,7 @@ func (db *DB) VersionReads() (reads, statements int64, waiting int) {
 
 // ParseRoomReadings is parseRoomReadings, for its table test.
 var ParseRoomReadings = parseRoomReadings
+
+// RoomsTaken is how many rooms tx's write of readings took from what the
+// landlord's last one kept (see keptRooms), for TestKeptRooms.
+func (tx *Tx) RoomsTaken() int { return tx.roomsTaken }

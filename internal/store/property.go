@@ -122,6 +122,7 @@ func (tx *Tx) UpdateProperty(ctx context.Context, acct *rental.Account, id strin
 	if err != nil {
 		return nil, err
 	}
+	tx.changedRooms()
 	_, err = tx.c.ExecContext(ctx, `UPDATE properties SET name = $3, address = $4, electricity_rate = $5, water_billing = $6,
 			water_rate = $7, water_flat_amount = $8, due_day = $9, updated_at = $10, reminders = $11, late_fee = $12, proration = $13
 		WHERE landlord_id = $1 AND id = $2`,
@@ -166,6 +167,7 @@ func (tx *Tx) DeleteProperty(ctx context.Context, acct *rental.Account, id strin
 	if err := p.Delete(); err != nil {
 		return err
 	}
+	tx.changedRooms()
 	if _, err := tx.c.ExecContext(ctx, `DELETE FROM properties WHERE landlord_id = $1 AND id = $2`, acct.LandlordID, id); err != nil {
 		return fmt.Errorf("store: delete property: %w", err)
 	}

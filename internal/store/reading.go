@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -194,17 +196,44 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 		tx.PlanForValues() // the rooms and readings of a batch, by long lists of IDs
 	}
 	ids := make([]string, len(in))
-	from, to := "", ""
+	from := ""
 	for i, item := range in {
 		ids[i] = item.RoomID
 		if f := rental.FlagsFrom(item.Month); from == "" || f < from {
 			from = f
 		}
-		to = max(to, item.Month)
 	}
-	rooms, err := tx.readingRooms(ctx, acct, ids, from, to)
+	// The rooms the landlord's last write of readings here kept, if they
+	// are still what this transaction reads (see keptRooms); the rest are
+	// read.
+	var rooms map[string]*readingRoom
+	var kept *keptLandlord
+	fresh := !tx.roomsChanged
+	if fresh {
+		rooms, kept = tx.db.kept.take(tx, acct.LandlordID, tx.version, ids, from)
+	}
+	tx.roomsTaken = len(rooms)
+	tx.changedRooms()
+	missing := ids
+	if len(rooms) > 0 {
+		missing = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return rooms[id] != nil })
+	}
+	read, err := tx.readingRooms(ctx, acct, missing, from)
 	if err != nil {
 		return nil, err
+	}
+	if rooms == nil {
+		rooms = read
+	} else {
+		maps.Copy(rooms, read)
+	}
+	if fresh && tx.version != 0 {
+		tx.keepRooms = &keptReadings{landlordID: acct.LandlordID, version: tx.version, from: kept, rooms: rooms}
+		tx.OnKept(func(w database.Work) {
+			if tx.keepRooms != nil {
+				tx.db.kept.keep(tx.keepRooms, w)
+			}
+		})
 	}
 	out := make([]ReadingResult, len(in))
 	var rows [][]any
@@ -255,17 +284,21 @@ func flagsColumn(f rental.UsageFlags) string {
 }
 
 // readingRoom is a room as its readings are judged (see CreateReadings):
-// with its property's rates and its readings.
+// with its property's rates and its readings: every one of month from or
+// later, and the latest before from.
 type readingRoom struct {
 	room     rental.Room
 	prop     rental.Property
+	from     string
 	readings []rental.Reading
 }
 
 // readingRooms reads the account's rooms among ids, with their
-// properties' rates and the rooms' readings of the months from to to and
-// each room's latest before from: one statement, one row a room, whatever
-// the count of rooms, each reading found through its room's index. A
+// properties' rates and the rooms' readings of the months from `from` on
+// (the later ones, rare, let what a write here keeps of a room answer its
+// next month, see keptRooms) and each room's latest before from: one
+// statement, one row a room, whatever the count of rooms, each reading
+// found through its room's index. A
 // room's readings come as one text column (roomReadings), not a row
 // each: on SQLite each row and column read is a call into the engine,
 // and a single reading's judgement spent more in reading the six months
@@ -276,7 +309,7 @@ type readingRoom struct {
 // their IDs: the landlord's condition is written as an expression
 // (ownerTerm) so that SQLite does not walk all the landlord's rooms
 // instead.
-func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []string, from, to string) (map[string]*readingRoom, error) {
+func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []string, from string) (map[string]*readingRoom, error) {
 	rooms := make(map[string]*readingRoom, len(ids))
 	seen := make(map[string]bool, len(ids))
 	distinct := make([]any, 0, len(ids))
@@ -286,33 +319,35 @@ func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []stri
 			distinct = append(distinct, id)
 		}
 	}
-	list, args := inList(4, distinct)
-	readRooms := database.Stmt{SQL: `SELECT r.id, r.number, r.property_id, r.status, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount,
-			(SELECT string_agg(` + roomReadings + `, ' ') FROM meter_readings m WHERE m.room_id = r.id AND m.month <= $3
-				AND m.month >= COALESCE((SELECT max(x.month) FROM meter_readings x WHERE x.room_id = r.id AND x.month < $2), $2))
-		FROM rooms r JOIN properties p ON p.id = r.property_id
-		WHERE r.id IN (` + list + `) AND r.` + ownerTerm,
-		Args: append([]any{acct.LandlordID, from, to}, args...), What: "store: rooms of readings", Rows: func(rows database.Rows) error {
-			for rows.Next() {
-				rr := &readingRoom{}
-				var flat nullInteger
-				var readings sql.NullString
-				err := rows.Scan(&rr.room.ID, &rr.room.Number, &rr.room.PropertyID, &rr.room.Status,
-					(*integer)(&rr.prop.ElectricityRate), &rr.prop.WaterBilling, (*integer)(&rr.prop.WaterRate), &flat, &readings)
-				if err != nil {
-					return err
+	var reads []database.Stmt
+	if len(distinct) > 0 {
+		list, args := inList(3, distinct)
+		reads = append(reads, database.Stmt{SQL: `SELECT r.id, r.number, r.property_id, r.status, p.electricity_rate, p.water_billing, p.water_rate, p.water_flat_amount,
+				(SELECT string_agg(` + roomReadings + `, ' ') FROM meter_readings m WHERE m.room_id = r.id
+					AND m.month >= COALESCE((SELECT max(x.month) FROM meter_readings x WHERE x.room_id = r.id AND x.month < $2), $2))
+			FROM rooms r JOIN properties p ON p.id = r.property_id
+			WHERE r.id IN (` + list + `) AND r.` + ownerTerm,
+			Args: append([]any{acct.LandlordID, from}, args...), What: "store: rooms of readings", Rows: func(rows database.Rows) error {
+				for rows.Next() {
+					rr := &readingRoom{from: from}
+					var flat nullInteger
+					var readings sql.NullString
+					err := rows.Scan(&rr.room.ID, &rr.room.Number, &rr.room.PropertyID, &rr.room.Status,
+						(*integer)(&rr.prop.ElectricityRate), &rr.prop.WaterBilling, (*integer)(&rr.prop.WaterRate), &flat, &readings)
+					if err != nil {
+						return err
+					}
+					if flat.Valid {
+						rr.prop.WaterFlatAmount = &flat.Int64
+					}
+					if rr.readings, err = parseRoomReadings(readings.String); err != nil {
+						return fmt.Errorf("store: readings of room %s: %w", rr.room.ID, err)
+					}
+					rooms[rr.room.ID] = rr
 				}
-				if flat.Valid {
-					rr.prop.WaterFlatAmount = &flat.Int64
-				}
-				if rr.readings, err = parseRoomReadings(readings.String); err != nil {
-					return fmt.Errorf("store: readings of room %s: %w", rr.room.ID, err)
-				}
-				rooms[rr.room.ID] = rr
-			}
-			return rows.Err()
-		}}
-	reads := []database.Stmt{readRooms}
+				return rows.Err()
+			}})
+	}
 	if s, ok := tx.endpointsRead(acct); ok {
 		reads = append(reads, s)
 	}
@@ -378,6 +413,7 @@ func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id strin
 	if err := tx.lock(ctx, "meter_readings", "meter reading", acct.LandlordID, id); err != nil {
 		return nil, err
 	}
+	tx.changedRooms()
 	r, err := tx.GetReading(ctx, acct, id)
 	if err != nil {
 		return nil, err
@@ -399,7 +435,7 @@ func (tx *Tx) CorrectReading(ctx context.Context, acct *rental.Account, id strin
 	}
 	// Flagged anew, as when recorded: against the room's readings before
 	// the month, and whether a tenant lives there now.
-	rooms, err := tx.readingRooms(ctx, acct, []string{r.RoomID}, rental.FlagsFrom(r.Month), r.Month)
+	rooms, err := tx.readingRooms(ctx, acct, []string{r.RoomID}, rental.FlagsFrom(r.Month))
 	if err != nil {
 		return nil, err
 	}

@@ -115,6 +115,7 @@ func (tx *Tx) UpdateRoom(ctx context.Context, acct *rental.Account, id string, c
 // saveRoom writes a room's changeable fields and records room.updated.
 func (tx *Tx) saveRoom(ctx context.Context, acct *rental.Account, r *rental.Room) error {
 	r.UpdatedAt = rental.Time{Time: tx.Now}
+	tx.changedRooms()
 	_, err := tx.c.ExecContext(ctx, `UPDATE rooms SET floor = $3, monthly_rent = $4, status = $5, updated_at = $6 WHERE landlord_id = $1 AND id = $2`,
 		acct.LandlordID, r.ID, r.Floor, r.MonthlyRent, r.Status, ms(tx.Now))
 	if err != nil {
@@ -150,6 +151,7 @@ func (tx *Tx) DeleteRoom(ctx context.Context, acct *rental.Account, id string) e
 			return err
 		}
 	}
+	tx.changedRooms()
 	for _, stmt := range []string{
 		`DELETE FROM bills WHERE landlord_id = $1 AND room_id = $2`,
 		`DELETE FROM charges WHERE landlord_id = $1 AND room_id = $2`,

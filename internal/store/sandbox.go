@@ -200,6 +200,7 @@ func (tx *Tx) ResetSandbox(ctx context.Context, acct *rental.Account) error {
 	if _, err := tx.c.ExecContext(ctx, `UPDATE landlords SET send_slot = 0, reminders_day = NULL WHERE id = $1`, acct.LandlordID); err != nil {
 		return fmt.Errorf("store: reset sandbox: %w", err)
 	}
+	tx.changedRooms()
 	for _, table := range []string{"slip_images", "slips", "payment_confirmations", "payments", "payment_links", "bills", "charges", "meter_readings", "meters", "tenants", "rooms", "properties", "events", "receipt_counters"} {
 		if _, err := tx.c.ExecContext(ctx, `DELETE FROM `+table+` WHERE landlord_id = $1`, acct.LandlordID); err != nil {
 			return fmt.Errorf("store: reset sandbox: %w", err)

@@ -98,6 +98,8 @@ type DB struct {
 	keys keyCache
 	// versions gathers the version reads of requests on kept lookups.
 	versions versionReads
+	// kept is what the last writes of readings knew of their rooms.
+	kept keptRooms
 }
 
 // Options tune Open. The zero value is the production setting.

@@ -47,6 +47,17 @@ type Tx struct {
 	// keyAhead is the Idempotency-Key claimed ahead (see
 	// ClaimIdempotencyAhead), whose row CompleteIdempotency inserts.
 	keyAhead *keyClaim
+	// version is the claimed landlord's data version as Claim left it (0
+	// when claimed ahead, which learns it too late to use it).
+	version int64
+	// keepRooms is what the transaction's write of readings is to keep
+	// of its rooms (see keptRooms), unless roomsChanged: the transaction
+	// changed rooms, properties or readings (see changedRooms).
+	keepRooms    *keptReadings
+	roomsChanged bool
+	// roomsTaken counts the rooms its write of readings took from those
+	// kept, for tests.
+	roomsTaken int
 }
 
 // Begin starts a write transaction (see database.DB.Begin): on SQLite it
@@ -155,7 +166,7 @@ func (tx *Tx) Claim(ctx context.Context, acct *rental.Account) error {
 	}
 	var clock, offset int64
 	err := tx.c.QueryRowContext(ctx, `UPDATE landlords SET clock = CASE WHEN clock >= $2 + clock_offset THEN clock + 1 ELSE $2 + clock_offset END,
-		data_version = data_version + 1 WHERE id = $1 RETURNING clock, clock_offset`, acct.LandlordID, ms(tx.Now)).Scan(&clock, &offset)
+		data_version = data_version + 1 WHERE id = $1 RETURNING clock, clock_offset, data_version`, acct.LandlordID, ms(tx.Now)).Scan(&clock, &offset, &tx.version)
 	if err != nil {
 		return fmt.Errorf("store: claim landlord: %w", err)
 	}
