@@ -2,6 +2,7 @@ package store
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"rentapi/internal/database"
@@ -22,6 +23,12 @@ import (
 // then skips the read that cost it the most of its turn at SQLite's one
 // writer (issue 35).
 //
+// On SQLite only. A PostgreSQL write's claim travels ahead with its first
+// statements (see claimAhead) and learns the version too late to skip
+// them; and there a failover to a replica that lost the last commits
+// would take the version back under a running process, to values whose
+// data it never kept.
+//
 // A room is kept only by a transaction whose write of readings is its
 // last change of any room, property or reading (see Tx.changedRooms), so
 // what it kept is the state its commit leaves.
@@ -40,9 +47,10 @@ type keptLandlord struct {
 	rooms   map[string]*readingRoom
 }
 
-// keptRoomsMax bounds the rooms kept, a few hundred bytes each: the
-// rooms of one large dorm, or of a few dozen small ones.
-const keptRoomsMax = 4096
+// keptRoomsMax bounds the rooms kept, about 3 KB each (a room, its
+// property, up to eight readings): the rooms of one large dorm, or of a
+// few dozen small ones, in 3 MB at most.
+const keptRoomsMax = 1024
 
 // keptReadings is how the rooms of a write of readings are to be kept:
 // the landlord's, the version its claim left, the entry the write took
@@ -54,19 +62,19 @@ type keptReadings struct {
 	rooms      map[string]*readingRoom
 }
 
-// take returns a copy of each room among ids kept for the landlord with
-// its readings from `from` on (see readingRoom), if tx may rely on what
-// was kept (see keptRooms; version is the landlord's data version tx's
-// claim left), and the entry they came from.
-func (k *keptRooms) take(tx *Tx, landlordID string, version int64, ids []string, from string) (map[string]*readingRoom, *keptLandlord) {
+// take returns a copy of each room in need kept for the landlord with its
+// readings from the month need gives it on (see readingRoom), if tx may
+// rely on what was kept (see keptRooms; version is the landlord's data
+// version tx's claim left), and the entry they came from.
+func (k *keptRooms) take(tx *Tx, landlordID string, version int64, need map[string]string) (map[string]*readingRoom, *keptLandlord) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	l := k.landlords[landlordID]
-	if l == nil || version == 0 || l.version != version-1 || !tx.Sees(l.work) {
+	if l == nil || l.version != version-1 || !tx.Sees(l.work) {
 		return nil, nil
 	}
-	rooms := make(map[string]*readingRoom, len(ids))
-	for _, id := range ids {
+	rooms := make(map[string]*readingRoom, len(need))
+	for id, from := range need {
 		if r := l.rooms[id]; r != nil && r.from <= from {
 			c := *r
 			c.readings = slices.Grow(slices.Clone(r.readings), 1)
@@ -90,6 +98,13 @@ func (k *keptRooms) keep(in *keptReadings, w database.Work) {
 		k.landlords = make(map[string]*keptLandlord)
 	}
 	l := k.landlords[in.landlordID]
+	if len(in.rooms) == 0 { // none of the landlord's rooms: what was kept is stale
+		if l != nil {
+			k.count -= len(l.rooms)
+			delete(k.landlords, in.landlordID)
+		}
+		return
+	}
 	if l == nil || l != in.from || l.version != in.version-1 {
 		if l != nil {
 			k.count -= len(l.rooms)
@@ -136,15 +151,23 @@ func (r *readingRoom) cut() *readingRoom {
 		x := &r.readings[i]
 		switch {
 		case x.Month >= c.from:
-			c.readings = append(c.readings, *x)
+			c.readings = append(c.readings, own(*x))
 		case before == nil || x.Month > before.Month:
 			before = x
 		}
 	}
 	if before != nil {
-		c.readings = append(c.readings, *before)
+		c.readings = append(c.readings, own(*before))
 	}
 	return &c
+}
+
+// own is r with strings of its own: a reading read by readingRooms has
+// its ID and month cut from the text of all the room's readings, which
+// would stay in memory with it.
+func own(r rental.Reading) rental.Reading {
+	r.ID, r.Month = strings.Clone(r.ID), strings.Clone(r.Month)
+	return r
 }
 
 // changedRooms tells the transaction that it changed rooms, properties or

@@ -14,7 +14,8 @@ import (
 // transaction that wrote readings), another process's reading, two writes
 // of readings in one transaction. Each reading's meters start from the
 // room's latest reading as the database holds it, and a rolled-back
-// reading is never taken for one.
+// reading is never taken for one. On PostgreSQL nothing is kept (see
+// keptRooms), and every reading is just as right.
 func TestKeptRooms(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
@@ -47,6 +48,9 @@ func TestKeptRooms(t *testing.T) {
 		// from those kept.
 		post := func(db *store.DB, taken int, then func(tx *store.Tx) error, in ...store.ReadingInput) []store.ReadingResult {
 			t.Helper()
+			if db.Engine() != store.SQLite {
+				taken = 0
+			}
 			var out []store.ReadingResult
 			err := db.InTx(ctx, func(tx *store.Tx) (err error) {
 				if out, err = tx.CreateReadings(ctx, acct, in); err != nil {
@@ -86,9 +90,10 @@ func TestKeptRooms(t *testing.T) {
 		last := follows(nil, post(e.DB, 0, nil, input(a, "2026-01")))
 		last = follows(last, post(e.DB, 1, nil, input(a, "2026-02")))
 		last = follows(last, post(e.DB, 1, nil, input(a, "2026-03")))
-		// A batch takes the rooms kept and reads the rest.
+		// A batch takes the rooms kept and reads the rest: B, new, then
+		// B again for a month long before those kept of it.
 		last = follows(last, post(e.DB, 1, nil, input(a, "2026-04"), input(b, "2026-04")))
-		last = follows(last, post(e.DB, 2, nil, input(b, "2026-05"), input(a, "2026-05")))
+		last = follows(last, post(e.DB, 1, nil, input(b, "2025-06"), input(b, "2026-05"), input(a, "2026-05")))
 
 		// The property's rate changes: the room is read again.
 		rate := func(r int64) func(tx *store.Tx) error {

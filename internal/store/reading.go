@@ -197,10 +197,15 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 	}
 	ids := make([]string, len(in))
 	from := ""
+	need := make(map[string]string, len(in)) // each room's earliest FlagsFrom
 	for i, item := range in {
 		ids[i] = item.RoomID
-		if f := rental.FlagsFrom(item.Month); from == "" || f < from {
+		f := rental.FlagsFrom(item.Month)
+		if from == "" || f < from {
 			from = f
+		}
+		if n, ok := need[item.RoomID]; !ok || f < n {
+			need[item.RoomID] = f
 		}
 	}
 	// The rooms the landlord's last write of readings here kept, if they
@@ -208,9 +213,9 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 	// read.
 	var rooms map[string]*readingRoom
 	var kept *keptLandlord
-	fresh := !tx.roomsChanged
+	fresh := !tx.roomsChanged && !tx.Pipelined() && tx.version != 0 && tx.claimed == acct.LandlordID
 	if fresh {
-		rooms, kept = tx.db.kept.take(tx, acct.LandlordID, tx.version, ids, from)
+		rooms, kept = tx.db.kept.take(tx, acct.LandlordID, tx.version, need)
 	}
 	tx.roomsTaken = len(rooms)
 	tx.changedRooms()
@@ -227,7 +232,7 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 	} else {
 		maps.Copy(rooms, read)
 	}
-	if fresh && tx.version != 0 {
+	if fresh {
 		tx.keepRooms = &keptReadings{landlordID: acct.LandlordID, version: tx.version, from: kept, rooms: rooms}
 		tx.OnKept(func(w database.Work) {
 			if tx.keepRooms != nil {
