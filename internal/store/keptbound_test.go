@@ -57,8 +57,9 @@ func TestKeptRoomsBound(t *testing.T) {
 	check(0)
 }
 
-// A kept room holds the readings its next month needs, with strings of
-// their own, not the text they were read from.
+// A kept room holds the readings its next month needs, in an array they
+// fill (an append copies them), with strings of their own once owned, not
+// the text they were read from.
 func TestKeptRoomCut(t *testing.T) {
 	var text strings.Builder
 	for m := range 17 { // 2025-01 to 2026-05
@@ -68,9 +69,14 @@ func TestKeptRoomCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := (&readingRoom{from: "2024-07", readings: read}).cut()
 	// The text read begins with the first reading's ID.
 	start := uintptr(unsafe.Pointer(unsafe.StringData(read[0].ID)))
+	r := &readingRoom{from: "2024-07", readings: read}
+	r.own()
+	c := r.cut()
+	if len(c.readings) != cap(c.readings) {
+		t.Fatalf("%d readings kept in an array of %d", len(c.readings), cap(c.readings))
+	}
 	inText := func(s string) bool {
 		p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 		return p >= start && p < start+uintptr(text.Len())
@@ -82,7 +88,7 @@ func TestKeptRoomCut(t *testing.T) {
 			t.Fatalf("%s of %s is still part of the text read", r.ID, r.Month)
 		}
 	}
-	want := "2025-11 2025-12 2026-01 2026-02 2026-03 2026-04 2026-05 2025-10"
+	want := "2025-10 2025-11 2025-12 2026-01 2026-02 2026-03 2026-04 2026-05"
 	if c.from != "2025-11" || strings.Join(months, " ") != want {
 		t.Fatalf("from %s, months %v; want from 2025-11, months %s", c.from, months, want)
 	}

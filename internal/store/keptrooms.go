@@ -1,7 +1,6 @@
 package store
 
 import (
-	"slices"
 	"strings"
 	"sync"
 
@@ -65,7 +64,9 @@ type keptReadings struct {
 // take returns a copy of each room in need kept for the landlord with its
 // readings from the month need gives it on (see readingRoom), if tx may
 // rely on what was kept (see keptRooms; version is the landlord's data
-// version tx's claim left), and the entry they came from.
+// version tx's claim left), and the entry they came from. The copies
+// share their readings with what is kept, which a write only appends to:
+// kept readings fill their array (see cut), so an append copies them.
 func (k *keptRooms) take(tx *Tx, landlordID string, version int64, need map[string]string) (map[string]*readingRoom, *keptLandlord) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -77,7 +78,6 @@ func (k *keptRooms) take(tx *Tx, landlordID string, version int64, need map[stri
 	for id, from := range need {
 		if r := l.rooms[id]; r != nil && r.from <= from {
 			c := *r
-			c.readings = slices.Grow(slices.Clone(r.readings), 1)
 			rooms[id] = &c
 		}
 	}
@@ -135,7 +135,7 @@ func (k *keptRooms) keep(in *keptReadings, w database.Work) {
 }
 
 // cut is a copy of r with the readings its next month's reading needs
-// (see keep).
+// (see keep), in an array they fill.
 func (r *readingRoom) cut() *readingRoom {
 	top := ""
 	for _, x := range r.readings {
@@ -145,29 +145,35 @@ func (r *readingRoom) cut() *readingRoom {
 	if top != "" {
 		c.from = max(r.from, rental.FlagsFrom(top))
 	}
-	c.readings = nil
-	var before *rental.Reading
-	for i := range r.readings {
-		x := &r.readings[i]
+	n, before := 0, -1
+	for i, x := range r.readings {
 		switch {
 		case x.Month >= c.from:
-			c.readings = append(c.readings, own(*x))
-		case before == nil || x.Month > before.Month:
-			before = x
+			n++
+		case before < 0 || x.Month > r.readings[before].Month:
+			before = i
 		}
 	}
-	if before != nil {
-		c.readings = append(c.readings, own(*before))
+	if before >= 0 {
+		n++
+	}
+	c.readings = make([]rental.Reading, 0, n)
+	for i, x := range r.readings {
+		if x.Month >= c.from || i == before {
+			c.readings = append(c.readings, x)
+		}
 	}
 	return &c
 }
 
-// own is r with strings of its own: a reading read by readingRooms has
-// its ID and month cut from the text of all the room's readings, which
-// would stay in memory with it.
-func own(r rental.Reading) rental.Reading {
-	r.ID, r.Month = strings.Clone(r.ID), strings.Clone(r.Month)
-	return r
+// own gives the room's readings strings of their own: readingRooms cuts
+// each reading's ID and month from the text of all the room's readings,
+// which would stay in memory with what is kept of them.
+func (r *readingRoom) own() {
+	for i := range r.readings {
+		x := &r.readings[i]
+		x.ID, x.Month = strings.Clone(x.ID), strings.Clone(x.Month)
+	}
 }
 
 // changedRooms tells the transaction that it changed rooms, properties or

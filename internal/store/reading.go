@@ -227,6 +227,11 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 	if err != nil {
 		return nil, err
 	}
+	if fresh { // to be kept
+		for _, r := range read {
+			r.own()
+		}
+	}
 	if rooms == nil {
 		rooms = read
 	} else {
