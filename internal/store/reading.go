@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -195,11 +194,9 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 	if len(in) > 1 {
 		tx.PlanForValues() // the rooms and readings of a batch, by long lists of IDs
 	}
-	ids := make([]string, len(in))
 	from := ""
 	need := make(map[string]string, len(in)) // each room's earliest FlagsFrom
-	for i, item := range in {
-		ids[i] = item.RoomID
+	for _, item := range in {
 		f := rental.FlagsFrom(item.Month)
 		if from == "" || f < from {
 			from = f
@@ -219,9 +216,11 @@ func (tx *Tx) CreateReadings(ctx context.Context, acct *rental.Account, in []Rea
 	}
 	tx.roomsTaken = len(rooms)
 	tx.changedRooms()
-	missing := ids
-	if len(rooms) > 0 {
-		missing = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return rooms[id] != nil })
+	missing := make([]string, 0, len(need))
+	for id := range need {
+		if rooms[id] == nil {
+			missing = append(missing, id)
+		}
 	}
 	read, err := tx.readingRooms(ctx, acct, missing, from)
 	if err != nil {
@@ -303,7 +302,7 @@ type readingRoom struct {
 	readings []rental.Reading
 }
 
-// readingRooms reads the account's rooms among ids, with their
+// readingRooms reads the account's rooms among ids (distinct), with their
 // properties' rates and the rooms' readings of the months from `from` on
 // (the later ones, rare, let what a write here keeps of a room answer its
 // next month, see keptRooms) and each room's latest before from: one
@@ -321,13 +320,9 @@ type readingRoom struct {
 // instead.
 func (tx *Tx) readingRooms(ctx context.Context, acct *rental.Account, ids []string, from string) (map[string]*readingRoom, error) {
 	rooms := make(map[string]*readingRoom, len(ids))
-	seen := make(map[string]bool, len(ids))
-	distinct := make([]any, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			distinct = append(distinct, id)
-		}
+	distinct := make([]any, len(ids))
+	for i, id := range ids {
+		distinct[i] = id
 	}
 	var reads []database.Stmt
 	if len(distinct) > 0 {
