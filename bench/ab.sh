@@ -11,12 +11,14 @@
 #   ENGINE=postgres RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' A=main~5 bench/ab.sh
 #   MODE=writes A=main~1 bench/ab.sh     # POST /v1/meter-readings at full speed instead
 #
-# MODE=writes gives each server a landlord of 200 rooms (as compare.sh's
-# write rows do) and each round `wrk -t2 -cCONNECTIONS` of new readings
+# MODE=writes gives each server LANDLORDS landlords (1 by default) of 200
+# rooms (as compare.sh's write rows do) and each round `wrk -t2 -cCONNECTIONS` of new readings
 # over DURATION, every one a 201 (anything else fails the run), with the
 # server's CPU per write.
 #
-# Each server is seeded like compare.sh's (1,000 bills) and warmed for 2 s.
+# Each server is seeded like compare.sh's (1,000 bills), by bench/cycle
+# built from its own commit (an older commit's tables are not this one's),
+# and warmed for 2 s.
 # CPU per request is the server's utime+stime (/proc/PID/stat) over the
 # requests of the round.
 set -euo pipefail
@@ -29,14 +31,16 @@ for side in a b; do
 	rev=${!side}
 	mkdir "$work/src-$side"
 	git archive "$rev" | tar -x -C "$work/src-$side"
-	(cd "$work/src-$side" && go build -o "$work/rentapi-$side" ./cmd/rentapi)
+	(cd "$work/src-$side" && go build -o "$work/rentapi-$side" ./cmd/rentapi && go build -o "$work/cycle-$side" ./bench/cycle)
+	seeder[$side]=$work/cycle-$side
 	env_var=${side^^}_ENV
 	# shellcheck disable=SC2086 # A_ENV and B_ENV are lists of NAME=value words
 	seeded "$side" "$work/rentapi-$side" ${!env_var:-}
 	paced "$side" "$rate" 2s >/dev/null
 	if [ "${MODE:-reads}" = writes ]; then
-		writer=$("$work/cycle" -db "${database[$side]}" -secret-file "$work/secret-$side" -bills 200 -months 1 seed 2>>"$work/seed.log")
-		"$work/cycle" -url "${url[$side]}" lua "$writer" >"$work/writes-$side.lua"
+		mapfile -t writers < <("${seeder[$side]}" -db "${database[$side]}" -secret-file "$work/secret-$side" -bills 200 -months 1 \
+			-landlords "${LANDLORDS:-1}" seed 2>>"$work/seed.log")
+		"$work/cycle" -url "${url[$side]}" lua "${writers[@]}" >"$work/writes-$side.lua"
 	fi
 done
 
@@ -68,7 +72,7 @@ written() {
 }
 
 if [ "${MODE:-reads}" = writes ]; then
-	echo "ab writes — ${ENGINE:-sqlite}, A $(git rev-parse --short "$a") ($a) ${A_ENV:-}, B $(git rev-parse --short "$b") ($b) ${B_ENV:-}, wrk -t2 -c$conns -d$duration, $rounds rounds, $(nproc) cores"
+	echo "ab writes — ${ENGINE:-sqlite}, ${LANDLORDS:-1} landlord(s), A $(git rev-parse --short "$a") ($a) ${A_ENV:-}, B $(git rev-parse --short "$b") ($b) ${B_ENV:-}, wrk -t2 -c$conns -d$duration, $rounds rounds, $(nproc) cores"
 	for ((r = 1; r <= rounds; r++)); do
 		for side in a b; do
 			written "$side" "$r" >"$work/round" # not in a subshell: it moves months on

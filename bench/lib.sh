@@ -6,7 +6,7 @@
 # ENGINE=postgres), a paced run with the server's CPU per request, and a
 # median.
 work=$(mktemp -d)
-declare -A pid url key database
+declare -A pid url key database seeder
 schemas=()
 cleanup() {
 	for p in "${pid[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -44,7 +44,9 @@ started() {
 
 # seeded NAME RENTAPI [NAME=value...]: that rentapi binary serving a new
 # database with the per-second limits off (in the environment given),
-# seeded like compare.sh's with 1,000 bills; key[NAME] is the landlord's
+# seeded like compare.sh's with 1,000 bills by seeder[NAME] (a cycle built
+# from that rentapi's commit, whose tables it writes), or $work/cycle if
+# unset; key[NAME] is the landlord's
 # live key, and database[NAME] its DSN: a SQLite file, or with
 # ENGINE=postgres a new schema of RENTAPI_BENCH_POSTGRES, dropped on exit.
 seeded() {
@@ -62,7 +64,7 @@ seeded() {
 	started "$name" env "$@" RENTAPI_DB="$dsn" RENTAPI_SECRET_FILE="$work/secret-$name" \
 		"$bin" serve --addr 127.0.0.1:0 --rate-limits=false
 	database[$name]=$dsn
-	key[$name]=$("$work/cycle" -db "$dsn" -secret-file "$work/secret-$name" -bills 1000 seed 2>>"$work/seed.log")
+	key[$name]=$("${seeder[$name]:-$work/cycle}" -db "$dsn" -secret-file "$work/secret-$name" -bills 1000 seed 2>>"$work/seed.log")
 }
 
 # paced NAME RATE DURATION: GET /v1/bills?limit=20 from NAME at RATE over

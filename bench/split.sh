@@ -48,7 +48,7 @@ own() { awk '{printf "%.0f\n", $14 + $15}' "/proc/${pid[s]}/stat"; }
 # is not counted).
 postgres() {
 	local p
-	for p in $(pgrep -x postgres); do cat "/proc/$p/stat" 2>/dev/null; done | awk '{printf "%s %.0f\n", $1, $14 + $15}' >"$1"
+	for p in $(pgrep -x postgres); do cat "/proc/$p/stat" 2>/dev/null || true; done | awk '{printf "%s %.0f\n", $1, $14 + $15}' >"$1"
 }
 postgres_since() { awk 'NR == FNR {t0[$1] = $2; next} {t += $2 - t0[$1]} END {printf "%.0f\n", t}' "$1" "$2"; }
 months=0
