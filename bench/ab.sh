@@ -12,9 +12,9 @@
 #   MODE=writes A=main~1 bench/ab.sh     # POST /v1/meter-readings at full speed instead
 #
 # MODE=writes gives each server LANDLORDS landlords (1 by default) of 200
-# rooms (as compare.sh's write rows do) and each round `wrk -t2 -cCONNECTIONS` of new readings
-# over DURATION, every one a 201 (anything else fails the run), with the
-# server's CPU per write.
+# rooms (as compare.sh's write rows do) and each round `wrk -t2
+# -cCONNECTIONS` of new readings over DURATION, every one a 201 (anything
+# else fails the run), with the server's CPU per write.
 #
 # Each server is seeded like compare.sh's (1,000 bills), by bench/cycle
 # built from its own commit (an older commit's tables are not this one's),
