@@ -9,6 +9,7 @@
 #
 #   RENTAPI_BENCH_POSTGRES='postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable' bench/pgfloor.sh
 #   CLIENTS="1 2 4 10" DURATION=8 ROUNDS=5 RENTAPI_BENCH_POSTGRES=... bench/pgfloor.sh
+#   SQL=bench/pgfloor-least.sql RENTAPI_BENCH_POSTGRES=... bench/pgfloor.sh   # no write can do less
 #
 # A schema is seeded as compare.sh's (20 landlords of 200 rooms of one
 # month each, by bench/cycle through a rentapi that is then stopped, so
@@ -22,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 : "${RENTAPI_BENCH_POSTGRES:?pgfloor.sh needs RENTAPI_BENCH_POSTGRES}"
-clients="${CLIENTS:-1 2 4 10 32}" duration="${DURATION:-10}" rounds="${ROUNDS:-3}"
+clients="${CLIENTS:-1 2 4 10 32}" script="${SQL:-bench/pgfloor.sql}" duration="${DURATION:-10}" rounds="${ROUNDS:-3}"
 for tool in pgbench psql /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "pgfloor.sh needs $tool" >&2; exit 1; }
 done
@@ -61,7 +62,7 @@ row() {
 	sql -c "VACUUM landlords" -c CHECKPOINT
 	b0=$(busy)
 	out=$({ PGOPTIONS="-c search_path=$schema" /usr/bin/time -f "pgbench-cpu %U %S" pgbench -n -M prepared -j 2 -c "$c" -T "$duration" \
-		-f bench/pgfloor.sql -D n=0 -D lo=1 -D hi="$hi" -D run="$run" -D access="$access" -D data="$data" -D body="$body" \
+		-f "$script" -D n=0 -D lo=1 -D hi="$hi" -D run="$run" -D access="$access" -D data="$data" -D body="$body" \
 		-D 'hdr={"Content-Type":"application/json","Retry-After":""}' "$RENTAPI_BENCH_POSTGRES"; } 2>&1) || { echo "$out" >&2; exit 1; }
 	b1=$(busy)
 	if grep -q 'error' <<<"$out"; then echo "$out" >&2; exit 1; fi
@@ -73,7 +74,7 @@ row() {
 		tee -a "$work/res-$name" | sed "s/^/round $4 $name: tps cpu-us pgbench-us /"
 }
 
-echo "pgfloor — PostgreSQL $(sql -c 'SHOW server_version'), pgbench -M prepared -j 2 -T $duration, clients $clients, $rounds rounds, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "pgfloor — $script, PostgreSQL $(sql -c 'SHOW server_version'), pgbench -M prepared -j 2 -T $duration, clients $clients, $rounds rounds, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 rows=()
 for c in $clients; do rows+=("20-landlords-c$c" "1-landlord-c$c"); done
 n=${#rows[@]}
