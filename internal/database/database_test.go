@@ -674,6 +674,36 @@ func TestPrivateFile(t *testing.T) {
 	}
 }
 
+// Append writes every row in one go (COPY on PostgreSQL, several INSERTs
+// on SQLite), or none of them.
+func TestAppend(t *testing.T) {
+	t.Parallel()
+	each(t, database.Options{}, func(t *testing.T, b *bundle) {
+		rows := thingRows(1000)
+		if err := b.db.Append(t.Context(), "things", []string{"id", "n"}, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.db.Append(t.Context(), "things", []string{"id", "n"}, nil); err != nil {
+			t.Fatalf("nothing to append: %v", err)
+		}
+		var n, sum int64
+		if err := b.db.Reader().QueryRowContext(t.Context(), `SELECT count(*), sum(n) FROM things`).Scan(&n, &sum); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1000 || sum != 999*1000/2 {
+			t.Fatalf("count %d, sum %d; want 1000, %d", n, sum, 999*1000/2)
+		}
+		// A row that breaks a constraint refuses the whole batch.
+		err := b.db.Append(t.Context(), "things", []string{"id", "n"}, [][]any{{"new", int64(1)}, {"t5", int64(5)}})
+		if !database.IsUniqueViolation(err) {
+			t.Fatalf("duplicate id: %v, want a unique violation", err)
+		}
+		if got := b.count(t); got != 1000 {
+			t.Fatalf("after a refused batch: %d things, want 1000", got)
+		}
+	})
+}
+
 // InsertRows makes statements of 64, 32, ... rows that insert every row
 // with its own values, on either engine's placeholders.
 func TestInsertRows(t *testing.T) {

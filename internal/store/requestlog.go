@@ -3,7 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -53,91 +53,32 @@ type RequestPosition struct {
 	ID  string
 }
 
-// LogRequests writes requests to the log at once, in one statement whose
-// one parameter is the rows as a JSON text (an array of arrays): no value
-// is boxed and no argument list made for a row, where a process logs every
-// request it answers and each garbage collection that a busy process's
-// allocations bring on is a slow moment for the requests it overlaps.
-// Text that is not UTF-8, and NUL, which neither engine keeps in TEXT, is
-// written as U+FFFD, so that one request cannot cost its batch.
+// LogRequests writes requests to the log at once (database.DB.Append:
+// one COPY on PostgreSQL). Text that is not UTF-8, and NUL, which neither
+// engine keeps in TEXT, is written as U+FFFD: on PostgreSQL one request
+// to such a path cost the whole batch.
 func (db *DB) LogRequests(ctx context.Context, reqs []LoggedRequest) error {
-	if len(reqs) == 0 {
-		return nil
-	}
-	b := make([]byte, 0, 192*len(reqs))
-	b = append(b, '[')
+	rows := make([][]any, len(reqs))
 	for i, r := range reqs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, '[')
-		b = appendJSONText(b, r.ID)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, r.Seq, 10)
-		for _, v := range [...]string{r.ApplicationID, r.Mode, r.AccountID, r.Method, r.Path} {
-			b = append(b, ',')
-			b = appendJSONText(b, v)
-		}
-		b = append(b, ',')
-		b = strconv.AppendInt(b, int64(r.Status), 10)
-		b = append(b, ',')
-		b = appendJSONText(b, r.Code)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, r.Latency.Microseconds(), 10)
-		b = append(b, ',')
-		b = appendJSONText(b, r.KeyLast4)
-		b = append(b, ',')
-		b = strconv.AppendInt(b, ms(r.At), 10)
-		b = append(b, ']')
+		rows[i] = []any{logText(r.ID), r.Seq, logText(r.ApplicationID), logText(r.Mode), logText(r.AccountID), logText(r.Method), logText(r.Path),
+			int64(r.Status), logText(r.Code), r.Latency.Microseconds(), logText(r.KeyLast4), ms(r.At)}
 	}
-	b = append(b, ']')
-	insert := `INSERT INTO request_log (` + requestLogColumns + `)
-		SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8,
-			value->>9, value->>10, value->>11 FROM json_each(?)`
-	if db.Engine() == Postgres {
-		insert = `INSERT INTO request_log (` + requestLogColumns + `)
-			SELECT v->>0, (v->>1)::bigint, v->>2, v->>3, v->>4, v->>5, v->>6, (v->>7)::integer, v->>8,
-				(v->>9)::bigint, v->>10, (v->>11)::bigint FROM json_array_elements($1::json) AS v`
-	}
-	// A text, not bytes: SQLite would take a BLOB for its binary JSON.
-	if _, err := db.Writer().ExecContext(ctx, insert, string(b)); err != nil {
+	if err := db.Append(ctx, "request_log", requestLogColumns, rows); err != nil {
 		return fmt.Errorf("store: log requests: %w", err)
 	}
 	return nil
 }
 
-const requestLogColumns = "id, seq, application_id, mode, account_id, method, path, status, code, latency_us, key_last4, created_at"
-
-// appendJSONText appends s to b as a JSON string, with what is not UTF-8,
-// and NUL, as U+FFFD (see LogRequests).
-func appendJSONText(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		switch {
-		case c >= utf8.RuneSelf:
-			r, n := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && n == 1 {
-				b = append(b, "\ufffd"...)
-			} else {
-				b = append(b, s[i:i+n]...)
-			}
-			i += n
-			continue
-		case c == 0:
-			b = append(b, "\ufffd"...)
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-		i++
+// logText is s as the log keeps it (see LogRequests); s itself, as it
+// nearly always is, when it is UTF-8 without NUL.
+func logText(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
 	}
-	return append(b, '"')
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
+
+var requestLogColumns = []string{"id", "seq", "application_id", "mode", "account_id", "method", "path", "status", "code", "latency_us", "key_last4", "created_at"}
 
 // ListRequests returns a page of an application's requests of the last
 // RequestRetention, newest first, and whether older ones follow.

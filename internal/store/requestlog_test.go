@@ -11,11 +11,11 @@ import (
 	"rentapi/internal/store/storetest"
 )
 
-// LogRequests writes a batch in one statement, every field as it was
-// given, on both engines: text with quotes, backslashes, control
-// characters and Thai as written; what is not UTF-8, and NUL, as U+FFFD
-// (before, either cost PostgreSQL its whole batch); a thousand rows at
-// once; an empty batch writes nothing.
+// LogRequests writes a batch, every field as it was given, on both
+// engines: text with quotes, backslashes, control characters and Thai as
+// written; what is not UTF-8, and NUL, as U+FFFD (before, either cost
+// PostgreSQL its whole batch); a thousand rows at once; an empty batch
+// writes nothing.
 func TestLogRequests(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
@@ -39,8 +39,8 @@ func TestLogRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := slices.Clone(odd)
-		want[1].Path = "/v1/bills/\ufffd\ufffd\ufffdx"
-		slices.Reverse(want) // newest first: the same instant, the higher seq first
+		want[1].Path = "/v1/bills/\ufffd\ufffdx" // one for the two bytes that are not UTF-8, one for NUL
+		slices.Reverse(want)                     // newest first: the same instant, the higher seq first
 		if len(list) != len(want) {
 			t.Fatalf("%d rows, want %d: %+v", len(list), len(want), list)
 		}
