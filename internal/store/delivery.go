@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/riverqueue/river"
 
@@ -399,11 +400,15 @@ func (tx *Tx) RecordAttempts(ctx context.Context, recs []AttemptRecord) ([]bool,
 }
 
 // keptText is text from outside the service (a receiver's answer, the
-// error its connection gave) as a text column of either engine keeps it:
-// invalid UTF-8 and NUL, which PostgreSQL refuses in text and SQLite would
-// cut the text at, become U+FFFD. Whatever a receiver answers, its attempt
-// is recorded.
+// error its connection gave, a request's path) as a text column of either
+// engine keeps it: invalid UTF-8 and NUL, which PostgreSQL refuses in text
+// and SQLite would cut the text at, become U+FFFD. Whatever a receiver
+// answers, its attempt is recorded; whatever a client asks, its request is
+// logged. Text that is already fit, nearly all of it, is s itself.
 func keptText(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 

@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -60,22 +59,13 @@ type RequestPosition struct {
 func (db *DB) LogRequests(ctx context.Context, reqs []LoggedRequest) error {
 	rows := make([][]any, len(reqs))
 	for i, r := range reqs {
-		rows[i] = []any{logText(r.ID), r.Seq, logText(r.ApplicationID), logText(r.Mode), logText(r.AccountID), logText(r.Method), logText(r.Path),
-			int64(r.Status), logText(r.Code), r.Latency.Microseconds(), logText(r.KeyLast4), ms(r.At)}
+		rows[i] = []any{keptText(r.ID), r.Seq, keptText(r.ApplicationID), keptText(r.Mode), keptText(r.AccountID), keptText(r.Method), keptText(r.Path),
+			int64(r.Status), keptText(r.Code), r.Latency.Microseconds(), keptText(r.KeyLast4), ms(r.At)}
 	}
 	if err := db.Append(ctx, "request_log", requestLogColumns, rows); err != nil {
 		return fmt.Errorf("store: log requests: %w", err)
 	}
 	return nil
-}
-
-// logText is s as the log keeps it (see LogRequests); s itself, as it
-// nearly always is, when it is UTF-8 without NUL.
-func logText(s string) string {
-	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 var requestLogColumns = []string{"id", "seq", "application_id", "mode", "account_id", "method", "path", "status", "code", "latency_us", "key_last4", "created_at"}
