@@ -10,6 +10,7 @@
 #   bench/floor.sh
 #   WORKS="0 100 300" DURATION=8s ROUNDS=3 bench/floor.sh
 #   RATE=4000 WORKS="150 250" bench/floor.sh   # every row at one rate instead
+#   WORKS=0 PROCS="2 3 4" bench/floor.sh        # rentapi rows at those GOMAXPROCS
 #
 # Each row, each round: wrk -t2 -c32 for DURATION gives the maximum, then
 # cycle pace at half of it for DURATION gives p50 and p99 (timed from when
@@ -31,14 +32,21 @@ command -v wrk >/dev/null || apt-get install -y wrk >/dev/null
 go build -o "$work/baseline" ./bench/baseline
 go build -o "$work/rentapi" ./cmd/rentapi
 
-seeded rentapi "$work/rentapi"
-curl -fsS -H "Authorization: Bearer ${key[rentapi]}" "${url[rentapi]}/v1/bills?limit=20" >"$work/body.json"
+# PROCS: one rentapi row at each of those GOMAXPROCS (rentapi-pN), else one
+# row as rentapi sets itself.
+servers=()
+for p in ${PROCS:-}; do
+	seeded "rentapi-p$p" "$work/rentapi" "GOMAXPROCS=$p"
+	servers+=("rentapi-p$p")
+done
+[ -n "${PROCS:-}" ] || { seeded rentapi "$work/rentapi"; servers=(rentapi); }
+curl -fsS -H "Authorization: Bearer ${key[${servers[0]}]}" "${url[${servers[0]}]}/v1/bills?limit=20" >"$work/body.json"
 rows=()
 for w in $works; do
 	started "work-$w" "$work/baseline" -body "$work/body.json" -work "${w}us"
 	rows+=("work-$w")
 done
-rows+=(rentapi)
+rows+=("${servers[@]}")
 # work-0 is bare net/http, the tail ratio's reference: there even when not a row.
 [ -n "${pid[work-0]:-}" ] || started work-0 "$work/baseline" -body "$work/body.json" -work 0us
 

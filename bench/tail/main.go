@@ -3,7 +3,11 @@
 // requests spent their time: running, runnable (ready, waiting for a
 // processor), or waiting on something else, and how many overlapped a
 // garbage collection's mark phase. It is what showed that the p99 of reads
-// at half the maximum rate is CPU queueing (see bench/README.md).
+// at half the maximum rate is CPU queueing (see bench/README.md). Then what
+// else the processors ran while the slowest requests were open, against
+// its share of the whole trace; the longest times no request began; the
+// GC's mark phases; the system calls of over half a millisecond by where
+// they were made; and the goroutines started for each request.
 //
 // A request is an HTTP connection's goroutine from its wake-up on the
 // network (the request arrived) to its next wait on the network (the
@@ -16,10 +20,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/exp/trace"
@@ -35,6 +42,13 @@ type request struct {
 	gc bool
 }
 
+// span is a time a goroutine ran on a processor, and what that goroutine is.
+type span struct {
+	start, end trace.Time
+	what       string
+	g          *goroutine
+}
+
 func (r *request) took() time.Duration { return time.Duration(r.end - r.start) }
 
 // goroutine is what is known of a goroutine: its state since when, why it
@@ -44,6 +58,29 @@ type goroutine struct {
 	since  trace.Time
 	reason string
 	req    *request
+	// what is the function the goroutine runs, the outermost frame of a
+	// stack the trace gave for it.
+	what string
+	// cur is the span it is running, while it runs.
+	cur *span
+	// sys is where it made its last system call.
+	sys string
+}
+
+// recording is what read finds in a trace.
+type recording struct {
+	reqs []*request
+	// spans are every time a goroutine ran.
+	spans []span
+	// marks are the GC mark phases' lengths.
+	marks []time.Duration
+	// syscalls are the system calls of over half a millisecond, by where
+	// they were made (and the goroutine's function): Go gives a processor
+	// stuck in one to other goroutines only when its monitor thread next
+	// looks, up to 20 ms later when it has been idle.
+	syscalls map[string][]time.Duration
+	// created counts goroutines started, by function.
+	created map[string]int
 }
 
 const markPhase = "GC concurrent mark phase"
@@ -53,11 +90,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: tail TRACE")
 		os.Exit(2)
 	}
-	reqs, err := read(os.Args[1])
+	rec, err := read(os.Args[1])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tail:", err)
 		os.Exit(1)
 	}
+	reqs, spans := rec.reqs, rec.spans
 	if len(reqs) < 100 {
 		fmt.Fprintf(os.Stderr, "tail: %d requests in the trace, too few for a p99\n", len(reqs))
 		os.Exit(1)
@@ -68,6 +106,131 @@ func main() {
 	fmt.Printf("%d requests: p50 %.2f ms, p99 %.2f ms\n", n, ms(reqs[n/2].took()), ms(reqs[n/100].took()))
 	report("slowest 1%", slow, true)
 	report("the rest", rest, false)
+	whole := busy(slow, spans)
+	gaps(reqs, spans)
+	var marked time.Duration
+	for _, d := range rec.marks {
+		marked += d
+	}
+	if len(rec.marks) > 0 {
+		fmt.Printf("%d GC mark phases, %.2f ms each on average, %.1f%% of the trace\n",
+			len(rec.marks), ms(marked)/float64(len(rec.marks)), 100*float64(marked)/float64(whole))
+	}
+	fmt.Println("system calls of over 0.5 ms (count, total, longest):")
+	for _, k := range sortedBy(rec.syscalls, func(ds []time.Duration) time.Duration { return sum(ds) }) {
+		ds := rec.syscalls[k]
+		fmt.Printf("    %5d %8.2f ms %6.2f ms  %s\n", len(ds), ms(sum(ds)), ms(slices.Max(ds)), k)
+	}
+	fmt.Printf("goroutines started, a request:\n")
+	for _, k := range sortedBy(rec.created, func(n int) int { return n }) {
+		fmt.Printf("    %7.3f  %s\n", float64(rec.created[k])/float64(n), k)
+	}
+}
+
+// sortedBy returns m's keys, largest by(value) first.
+func sortedBy[V any, O int | time.Duration](m map[string]V, by func(V) O) []string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(by(m[b]), by(m[a])) })
+	return keys
+}
+
+func sum(ds []time.Duration) (t time.Duration) {
+	for _, d := range ds {
+		t += d
+	}
+	return t
+}
+
+// busy prints what the processors ran while the slowest requests were open,
+// in cores (the mean number of processors running it then), against the
+// same over the whole trace: what runs more than its share during the slow
+// requests is what they waited behind.
+// It returns the trace's length.
+func busy(slow []*request, spans []span) time.Duration {
+	slices.SortFunc(spans, func(a, b span) int { return int(a.start - b.start) })
+	var longest trace.Time
+	for _, s := range spans {
+		longest = max(longest, s.end-s.start)
+	}
+	first, last := spans[0].start, spans[0].end
+	all := map[string]time.Duration{}
+	for _, s := range spans {
+		all[s.what] += time.Duration(s.end - s.start)
+		last = max(last, s.end)
+	}
+	during := map[string]time.Duration{}
+	var open time.Duration
+	for _, r := range slow {
+		open += r.took()
+		i, _ := slices.BinarySearchFunc(spans, r.start-longest, func(s span, t trace.Time) int { return int(s.start - t) })
+		for ; i < len(spans) && spans[i].start < r.end; i++ {
+			if d := min(spans[i].end, r.end) - max(spans[i].start, r.start); d > 0 {
+				during[spans[i].what] += time.Duration(d)
+			}
+		}
+	}
+	whole := time.Duration(last - first)
+	names := sortedBy(during, func(d time.Duration) time.Duration { return d })
+	fmt.Printf("cores running, during the slowest 1%% / over the whole trace:\n")
+	for _, k := range names[:min(len(names), 12)] {
+		fmt.Printf("    %-60s %.2f / %.2f\n", k, float64(during[k])/float64(open), float64(all[k])/float64(whole))
+	}
+	return whole
+}
+
+// caller is the innermost function of a stack outside the runtime and the
+// sync package: what a goroutine waits in.
+func caller(s trace.Stack) string {
+	for f := range s.Frames() {
+		if !strings.HasPrefix(f.Func, "runtime.") && !strings.HasPrefix(f.Func, "sync.") && !strings.HasPrefix(f.Func, "internal/") && !strings.HasPrefix(f.Func, "modernc.org/libc") && !strings.HasPrefix(f.Func, "syscall.") {
+			return f.Func
+		}
+	}
+	return ""
+}
+
+// gaps prints the longest times no request began, and what ran in them:
+// a server that stops picking up requests, or a client or kernel that
+// stops sending them (then nothing runs).
+func gaps(reqs []*request, spans []span) {
+	starts := make([]trace.Time, len(reqs))
+	for i, r := range reqs {
+		starts[i] = r.start
+	}
+	slices.Sort(starts)
+	type gap struct{ at, end trace.Time }
+	var gs []gap
+	for i := 1; i < len(starts); i++ {
+		gs = append(gs, gap{starts[i-1], starts[i]})
+	}
+	slices.SortFunc(gs, func(a, b gap) int { return int((b.end - b.at) - (a.end - a.at)) })
+	for _, g := range gs[:min(5, len(gs))] {
+		ran := map[string]time.Duration{}
+		for _, s := range spans {
+			if d := min(s.end, g.end) - max(s.start, g.at); d > 0 {
+				ran[s.what] += time.Duration(d)
+			}
+		}
+		fmt.Printf("no request began for %.2f ms at %.3f s; ran then (cores):", ms(time.Duration(g.end-g.at)), float64(g.at-starts[0])/1e9)
+		for k, d := range ran {
+			if c := float64(d) / float64(g.end-g.at); c >= 0.01 {
+				fmt.Printf(" %s %.2f;", k, c)
+			}
+		}
+		fmt.Println()
+	}
+}
+
+// entry is the outermost function of a goroutine's stack, "" if the trace
+// gave none.
+func entry(s trace.Stack) string {
+	what := ""
+	for f := range s.Frames() {
+		if f.Func != "runtime.goexit" {
+			what = f.Func
+		}
+	}
+	return what
 }
 
 // report prints the mean split of a group of requests.
@@ -92,19 +255,13 @@ func report(name string, reqs []*request, reasons bool) {
 	if !reasons {
 		return
 	}
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range waits {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
-		fmt.Printf("    waiting on %-40q %.3f ms\n", k, ms(waits[k]/n))
+	for _, k := range slices.Sorted(maps.Keys(waits)) {
+		fmt.Printf("    waiting on %-100q %.3f ms\n", k, ms(waits[k]/n))
 	}
 }
 
-// read returns the requests of the trace in file.
-func read(file string) ([]*request, error) {
+// read returns what the trace in file holds.
+func read(file string) (*recording, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, err
@@ -114,13 +271,21 @@ func read(file string) ([]*request, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec := &recording{syscalls: map[string][]time.Duration{}, created: map[string]int{}}
 	gs := map[trace.GoID]*goroutine{}
-	var reqs []*request
+	var ran []*span
+	var markStart trace.Time
 	marking := false
 	for {
 		ev, err := r.ReadEvent()
 		if err == io.EOF {
-			return reqs, nil
+			for _, s := range ran {
+				if s.end != 0 {
+					s.what = cmp.Or(s.g.what, "(no stack in the trace)")
+					rec.spans = append(rec.spans, *s)
+				}
+			}
+			return rec, nil
 		}
 		if err != nil {
 			return nil, err
@@ -129,6 +294,11 @@ func read(file string) ([]*request, error) {
 		case trace.EventRangeBegin, trace.EventRangeEnd:
 			if ev.Range().Name == markPhase {
 				marking = ev.Kind() == trace.EventRangeBegin
+				if marking {
+					markStart = ev.Time()
+				} else if markStart != 0 {
+					rec.marks = append(rec.marks, time.Duration(ev.Time()-markStart))
+				}
 			}
 			continue
 		case trace.EventStateTransition:
@@ -146,6 +316,28 @@ func read(file string) ([]*request, error) {
 			gs[st.Resource.Goroutine()] = g
 		}
 		now := ev.Time()
+		if from == trace.GoNotExist && to == trace.GoRunnable {
+			rec.created[entry(st.Stack)]++
+		}
+		if w := entry(st.Stack); w != "" {
+			g.what = w
+		}
+		if g.cur != nil {
+			g.cur.end, g.cur = now, nil
+		}
+		if to == trace.GoSyscall {
+			g.sys = caller(ev.Stack())
+		}
+		if g.state == trace.GoSyscall {
+			if d := time.Duration(now - g.since); d > 500*time.Microsecond && g.sys != "os/signal.signal_recv" {
+				k := g.sys + " (in " + g.what + ")"
+				rec.syscalls[k] = append(rec.syscalls[k], d)
+			}
+		}
+		if to == trace.GoRunning {
+			g.cur = &span{start: now, g: g}
+			ran = append(ran, g.cur)
+		}
 		if q := g.req; q != nil {
 			d := time.Duration(now - g.since)
 			switch g.state {
@@ -163,15 +355,18 @@ func read(file string) ([]*request, error) {
 		case to == trace.GoWaiting && st.Reason == "network":
 			if g.req != nil {
 				g.req.end = now
-				reqs = append(reqs, g.req)
+				rec.reqs = append(rec.reqs, g.req)
 				g.req = nil
 			}
-		case from == trace.GoWaiting && to == trace.GoRunnable && g.reason == "network" && g.req == nil:
+		case from == trace.GoWaiting && to == trace.GoRunnable && strings.HasPrefix(g.reason, "network") && g.req == nil:
 			g.req = &request{start: now, waits: map[string]time.Duration{}}
 		}
 		g.state, g.since = to, now
 		if to == trace.GoWaiting {
 			g.reason = st.Reason
+			if f := caller(ev.Stack()); f != "" {
+				g.reason += " in " + f
+			}
 		}
 	}
 }
