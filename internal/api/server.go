@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -259,7 +260,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.writeError(sw, r, rental.RouteNotClean(r.Method, r.URL.Path))
 		return
 	}
-	if keyInURL(r.URL) {
+	info.query = r.URL.Query()
+	if keyInURL(info.query) {
 		s.writeError(sw, r, rental.APIKeyInQuery())
 		return
 	}
@@ -306,6 +308,10 @@ type requestInfo struct {
 	mode string
 	// code is the error code of the last error rendered, the one answered.
 	code string
+	// query is the request's query, parsed once: keyInURL looks for a key
+	// in it, and checkQuery checks it against the endpoint's parameters
+	// (two parses were a twelfth of what a read allocated).
+	query url.Values
 }
 
 type requestInfoKey struct{}

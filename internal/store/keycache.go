@@ -15,13 +15,18 @@ import (
 // account hint), for LookupKey.
 type keyCache struct {
 	mu sync.Mutex
-	m  map[string]keyLookup
+	m  map[keyRef]keyLookup
 	// used is each key's last use this process wrote (NoteKeyUse), which
 	// does not count as a change (see LookupKey).
 	used map[string]int64
 	// confirmed counts KeyChecks that held (KeptConfirmed).
 	confirmed atomic.Int64
 }
+
+// keyRef is what a kept lookup is kept under: the key's fingerprint and
+// the account the request named (a struct, so finding one joins no
+// strings).
+type keyRef struct{ fingerprint, accountHint string }
 
 // maxCachedKeys bounds the cache's memory (a few MB at most).
 const maxCachedKeys = 4096
@@ -70,9 +75,9 @@ func (db *DB) lookupKey(ctx context.Context, fingerprint, accountHint string, no
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if ref := fingerprint + "\x00" + accountHint; accountHint == "" || l.owner.Account != nil && l.owner.Account.ID == accountHint {
+	if ref := (keyRef{fingerprint, accountHint}); accountHint == "" || l.owner.Account != nil && l.owner.Account.ID == accountHint {
 		if c.m == nil {
-			c.m, c.used = map[string]keyLookup{}, map[string]int64{}
+			c.m, c.used = map[keyRef]keyLookup{}, map[string]int64{}
 		}
 		if _, ok := c.m[ref]; !ok && len(c.m) >= maxCachedKeys {
 			clear(c.m) // rare: a few thousand keys in use at once
@@ -98,7 +103,7 @@ type versionRead struct {
 func (c *keyCache) kept(fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	l, ok := c.m[fingerprint+"\x00"+accountHint]
+	l, ok := c.m[keyRef{fingerprint, accountHint}]
 	if at := ms(now); !ok || at < l.from || at >= l.until {
 		return nil, 0, false
 	}
