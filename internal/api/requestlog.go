@@ -34,6 +34,10 @@ type requestLog struct {
 	closed bool
 	// writing keeps the batches in order, one at a time.
 	writing sync.Mutex
+	// spare is a written batch's array, emptied, which the next batch
+	// fills: growing a new one for every batch was a twentieth of what a
+	// read allocated.
+	spare []store.LoggedRequest
 }
 
 const (
@@ -43,6 +47,9 @@ const (
 	requestLogBatch = 500
 	// requestLogMax is how many requests wait at most; more are dropped.
 	requestLogMax = 50_000
+	// batchRoom is the room a batch is made with: the requests answered
+	// while the batch before is still being written join it.
+	batchRoom = 2 * requestLogBatch
 )
 
 func (l *requestLog) add(r store.LoggedRequest) {
@@ -63,6 +70,12 @@ func (l *requestLog) add(r store.LoggedRequest) {
 	}
 	l.seq++
 	r.Seq = l.seq
+	if l.pending == nil {
+		l.pending, l.spare = l.spare, nil
+		if l.pending == nil {
+			l.pending = make([]store.LoggedRequest, 0, batchRoom)
+		}
+	}
 	l.pending = append(l.pending, r)
 	switch {
 	case len(l.pending) == requestLogBatch:
@@ -95,16 +108,22 @@ func (l *requestLog) flush(ctx context.Context) error {
 	}
 	// A transaction a batch, so that a backlog (the database was away)
 	// holds SQLite's one writer no longer than a batch at a time.
-	for len(batch) > 0 {
-		n := min(len(batch), requestLogBatch)
+	for rest := batch; len(rest) > 0; {
+		n := min(len(rest), requestLogBatch)
 		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err := l.db.LogRequests(wctx, batch[:n])
+		err := l.db.LogRequests(wctx, rest[:n])
 		cancel()
 		if err != nil {
-			l.log.WarnContext(ctx, "request log not written", "requests", len(batch), "error", err.Error())
+			l.log.WarnContext(ctx, "request log not written", "requests", len(rest), "error", err.Error())
 			return err
 		}
-		batch = batch[n:]
+		rest = rest[n:]
+	}
+	if cap(batch) == batchRoom {
+		clear(batch) // holds no request's strings while it waits
+		l.mu.Lock()
+		l.spare = batch[:0]
+		l.mu.Unlock()
 	}
 	return nil
 }
