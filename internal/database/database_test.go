@@ -693,13 +693,33 @@ func TestAppend(t *testing.T) {
 		if n != 1000 || sum != 999*1000/2 {
 			t.Fatalf("count %d, sum %d; want 1000, %d", n, sum, 999*1000/2)
 		}
-		// A row that breaks a constraint refuses the whole batch.
-		err := b.db.Append(t.Context(), "things", []string{"id", "n"}, [][]any{{"new", int64(1)}, {"t5", int64(5)}})
+		// A row that breaks a constraint refuses the whole batch, also the
+		// statements before its own (64 rows each on SQLite).
+		batch := make([][]any, 0, 101)
+		for i := range 100 {
+			batch = append(batch, []any{"new"+strconv.Itoa(i), int64(i)})
+		}
+		err := b.db.Append(t.Context(), "things", []string{"id", "n"}, append(batch, []any{"t5", int64(5)}))
 		if !database.IsUniqueViolation(err) {
 			t.Fatalf("duplicate id: %v, want a unique violation", err)
 		}
 		if got := b.count(t); got != 1000 {
 			t.Fatalf("after a refused batch: %d things, want 1000", got)
+		}
+		// So does a row of the wrong width, with an error, not a panic.
+		if err := b.db.Append(t.Context(), "things", []string{"id", "n"}, [][]any{{"w1", int64(1)}, {"w2"}}); err == nil {
+			t.Fatal("a row of one value for two columns was taken")
+		}
+		if got := b.count(t); got != 1000 {
+			t.Fatalf("after a refused batch: %d things, want 1000", got)
+		}
+		// The connection is usable after them, and values that are not
+		// the driver's own types (an int) are converted.
+		if err := b.db.Append(t.Context(), "things", []string{"id", "n"}, [][]any{{"after", 7}}); err != nil {
+			t.Fatalf("after refused batches: %v", err)
+		}
+		if got := b.count(t); got != 1001 {
+			t.Fatalf("%d things, want 1001", got)
 		}
 	})
 }
