@@ -52,7 +52,7 @@ func (a *answers) get(tag string) (response, bool) {
 	if !ok {
 		return response{}, false
 	}
-	return response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: body}, true
+	return response{status: http.StatusOK, json: true, body: body}, true
 }
 
 // put keeps a copy of resp, a 200 made for tag, if it is JSON with no
@@ -60,7 +60,7 @@ func (a *answers) get(tag string) (response, bool) {
 func (a *answers) put(tag string, resp response) {
 	cost := keptCost(tag, resp.body)
 	if a == nil || len(resp.body) > maxKeptBody || cost > a.maxBytes ||
-		len(resp.header) != 1 || resp.header.Get("Content-Type") != "application/json" {
+		len(resp.header) != 0 || !resp.json || resp.etag != "" {
 		return
 	}
 	body := append([]byte(nil), resp.body...)

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"net/http"
 	"testing"
+
+	"rentapi/internal/rental"
+	"rentapi/internal/request"
 )
 
 // The kept answers hold at most their budget (each answer's body, tag and
@@ -13,7 +16,7 @@ import (
 func TestAnswersBudget(t *testing.T) {
 	a := newAnswers(3 * keptCost("three", make([]byte, 100)))
 	ok := func(n int) response {
-		return response{status: http.StatusOK, header: http.Header{"Content-Type": {"application/json"}}, body: bytes.Repeat([]byte("x"), n)}
+		return response{status: http.StatusOK, json: true, body: bytes.Repeat([]byte("x"), n)}
 	}
 	a.put("one", ok(100))
 	a.put("two", ok(100))
@@ -24,12 +27,13 @@ func TestAnswersBudget(t *testing.T) {
 	}
 	for _, tag := range []string{"two", "three", "four"} {
 		resp, kept := a.get(tag)
-		if !kept || len(resp.body) != 100 || resp.header.Get("Content-Type") != "application/json" {
+		if !kept || len(resp.body) != 100 || resp.contentType() != "application/json" {
 			t.Fatalf("%s: %v %d %v", tag, kept, len(resp.body), resp.header)
 		}
-		resp.header.Set("ETag", `"x"`)
+		resp.etag = `"x"`
+		resp.set("Link", "<x>")
 	}
-	if resp, _ := a.get("two"); resp.header.Get("ETag") != "" {
+	if resp, _ := a.get("two"); resp.etag != "" || resp.header != nil {
 		t.Fatal("a header set on an answer handed out was kept")
 	}
 	a.put("big", ok(3*keptCost("three", make([]byte, 100))))
@@ -37,7 +41,7 @@ func TestAnswersBudget(t *testing.T) {
 		t.Fatal("an answer over the whole budget was kept")
 	}
 	withLink := ok(10)
-	withLink.header.Set("Link", "<x>")
+	withLink.set("Link", "<x>")
 	a.put("link", withLink)
 	if _, kept := a.get("link"); kept {
 		t.Fatal("an answer with a header of its own was kept")
@@ -46,5 +50,24 @@ func TestAnswersBudget(t *testing.T) {
 	none.put("x", ok(1))
 	if _, kept := none.get("x"); kept {
 		t.Fatal("no answers kept anything")
+	}
+}
+
+// The header names the service sets or reads on every request are spelled
+// as Go keeps them, so that no lookup converts them anew, and are the
+// headers the documents name.
+func TestHeaderNames(t *testing.T) {
+	for documented, spelled := range map[string]string{
+		rental.AccountHeader:    accountHeader,
+		"X-SERVICE-Mode":        modeHeader,
+		"ETag":                  etagHeader,
+		"X-RateLimit-Limit":     limitHeader,
+		"X-RateLimit-Remaining": remainingHeader,
+		"X-RateLimit-Reset":     resetHeader,
+		"X-Request-ID":          request.IDHeader,
+	} {
+		if want := http.CanonicalHeaderKey(documented); spelled != want {
+			t.Errorf("%s is spelled %q, want %q", documented, spelled, want)
+		}
 	}
 }

@@ -22,8 +22,21 @@ type caller struct {
 	mode    rental.Mode
 }
 
-// The header that selects the account for an unbound live key.
-const accountHeader = rental.AccountHeader
+// The header that selects the account for an unbound live key, spelled as
+// Go keeps a header's name (http.CanonicalHeaderKey of rental.AccountHeader;
+// TestHeaderNames): a name not so spelled is converted, into a new string,
+// on every lookup and every Set. The names below are the same for the
+// headers a read answers with; the wire's spelling is Go's either way.
+const accountHeader = "Service-Account"
+
+// The names of the headers of every answer, as Go spells them.
+const (
+	modeHeader      = "X-Service-Mode"
+	etagHeader      = "Etag"
+	limitHeader     = "X-Ratelimit-Limit"
+	remainingHeader = "X-Ratelimit-Remaining"
+	resetHeader     = "X-Ratelimit-Reset"
+)
 
 // The checks of the Authentication section run in their order in two
 // steps: identify (the key) and then, once the request has counted against
@@ -61,7 +74,7 @@ func (s *Server) identify(w http.ResponseWriter, r *http.Request, key *store.Key
 	if !key.Kept() && k.UseToNote(now) { // on a kept lookup, serve notes it once confirmed
 		s.noteKeyUse(r.Context(), k.ID, now)
 	}
-	w.Header().Set("X-SERVICE-Mode", string(k.Mode))
+	w.Header().Set(modeHeader, string(k.Mode))
 	inf := info(r.Context())
 	inf.applicationID, inf.mode, inf.keyLast4 = owner.App.ID, string(k.Mode), k.Last4
 	return owner, nil

@@ -47,7 +47,7 @@ func (s *Server) read(c *call, op *operation) response {
 		if v, err := c.key.DataVersion(c.ctx, c.q, c.caller.account.LandlordID); err == nil {
 			tag = s.versionTag(c.caller, c.r, v)
 			if noneMatch(c.r.Header.Values("If-None-Match"), tag, false) {
-				return notModified(response{header: http.Header{}}, tag)
+				return notModified(response{}, tag)
 			}
 			if resp, ok := s.kept.get(tag); ok {
 				return conditional(c.r, resp, c.caller, tag)
@@ -70,12 +70,13 @@ func conditional(r *http.Request, resp response, cl *caller, tag string) respons
 	if tag == "" {
 		tag = tagOf(cl, resp.body)
 	}
-	resp.header.Set("ETag", tag)
+	resp.etag = tag
 	if !noneMatch(r.Header.Values("If-None-Match"), tag, true) {
 		return resp
 	}
 	resp.release()
 	resp.body, resp.buf = nil, nil
+	resp.json = false
 	resp.header.Del("Content-Type")
 	return notModified(resp, tag)
 }
@@ -83,7 +84,7 @@ func conditional(r *http.Request, resp response, cl *caller, tag string) respons
 // notModified is resp as a 304 with tag.
 func notModified(resp response, tag string) response {
 	resp.status = http.StatusNotModified
-	resp.header.Set("ETag", tag)
+	resp.etag = tag
 	return resp
 }
 

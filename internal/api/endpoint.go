@@ -450,7 +450,7 @@ func (s *Server) transactOnce(c *call, h handlerFunc, idem *idempotency, ahead b
 		}
 	}
 	if idem != nil {
-		resp.header.Set("Idempotent-Replayed", "false")
+		resp.set("Idempotent-Replayed", "false")
 		err = s.keep(c, tx, idem, resp)
 	}
 	if err == nil {

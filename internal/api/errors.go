@@ -57,8 +57,15 @@ type errorDetail struct {
 // writes) stored and replayed as is.
 type response struct {
 	status int
+	// header holds the answer's headers other than the two of every read,
+	// which json and etag say: a map of a response's own for those was a
+	// twentieth of what a read allocated. Nil until one is set (see set).
 	header http.Header
-	body   []byte
+	// json says the body is JSON (Content-Type: application/json).
+	json bool
+	// etag is the answer's ETag, if it has one.
+	etag string
+	body []byte
 	// buf, if set, holds body, and goes back to its pool once the
 	// response is sent (see release).
 	buf *bodyBuffer
@@ -97,12 +104,19 @@ func (resp response) release() {
 // write sends the response; an error means the body may not have been
 // taken whole (the client went away), and must not be released.
 func (resp response) write(ctx context.Context, w http.ResponseWriter) error {
+	h := w.Header()
 	for k, v := range resp.header {
-		w.Header()[k] = v
+		h[k] = v
+	}
+	if resp.json {
+		h.Set("Content-Type", "application/json")
+	}
+	if resp.etag != "" {
+		h.Set(etagHeader, resp.etag)
 	}
 	if len(resp.body) > 0 {
 		// Known length: the body goes out in one piece, not chunked.
-		w.Header().Set("Content-Length", strconv.Itoa(len(resp.body)))
+		h.Set("Content-Length", strconv.Itoa(len(resp.body)))
 	}
 	w.WriteHeader(resp.status)
 	if len(resp.body) > 0 {
@@ -110,6 +124,22 @@ func (resp response) write(ctx context.Context, w http.ResponseWriter) error {
 		return err
 	}
 	return nil
+}
+
+// set sets one of resp's headers.
+func (resp *response) set(name, value string) {
+	if resp.header == nil {
+		resp.header = http.Header{}
+	}
+	resp.header.Set(name, value)
+}
+
+// contentType is the Content-Type resp is answered with.
+func (resp response) contentType() string {
+	if resp.json {
+		return "application/json"
+	}
+	return resp.header.Get("Content-Type")
 }
 
 // renderJSON renders a success body; a nil body means no content.
@@ -120,7 +150,7 @@ func renderJSON(status int, v any) response {
 // renderInto is renderJSON into a buffer from pool, if not nil: the
 // response must be released once sent.
 func renderInto(pool *sync.Pool, status int, v any) response {
-	resp := response{status: status, header: http.Header{}}
+	resp := response{status: status}
 	if v == nil {
 		return resp
 	}
@@ -135,7 +165,7 @@ func renderInto(pool *sync.Pool, status int, v any) response {
 	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		panic("api: response does not encode: " + err.Error()) // a programming error, caught by the recover middleware
 	}
-	resp.header.Set("Content-Type", "application/json")
+	resp.json = true
 	resp.body = buf.Bytes()
 	return resp
 }
@@ -153,7 +183,7 @@ func (s *Server) renderError(ctx context.Context, err error) response {
 		// of ours. Logged and counted as a client abort, not a 500.
 		info(ctx).code = "client_closed_request"
 		log.InfoContext(ctx, "client abort", "request_id", requestID(ctx), "error", err.Error())
-		return response{status: request.StatusClientClosed, header: http.Header{}}
+		return response{status: request.StatusClientClosed}
 	}
 	status := request.StatusOf(err)
 	e, _ := rental.AsError(err)

@@ -132,7 +132,7 @@ func (r *running) end(idem *idempotency) {
 // once (a webhook signing secret), and the table keeping them for 24 hours
 // must not hold it in clear.
 func (s *Server) stored(k store.IdempotencyKey, resp response) store.StoredResponse {
-	h, _ := json.Marshal(map[string]string{"Content-Type": resp.header.Get("Content-Type"), "Retry-After": resp.header.Get("Retry-After")})
+	h, _ := json.Marshal(map[string]string{"Content-Type": resp.contentType(), "Retry-After": resp.header.Get("Retry-After")})
 	body := []byte(sealedBody + s.secret.Seal(resp.body, storedContext(k)))
 	return store.StoredResponse{Status: resp.status, Header: string(h), Body: body}
 }

@@ -47,9 +47,9 @@ func (l *limits) allow(ctx context.Context, h http.Header, o *rental.KeyOwner, n
 			*taken = tokenTaken{bucket: name, state: st}
 		}
 	}
-	h.Set("X-RateLimit-Limit", strconv.Itoa(plan.Burst))
-	h.Set("X-RateLimit-Remaining", strconv.Itoa(st.Remaining))
-	h.Set("X-RateLimit-Reset", strconv.FormatInt(int64(math.Ceil(float64(now.Add(st.ResetAfter).UnixMilli())/1000)), 10))
+	h.Set(limitHeader, strconv.Itoa(plan.Burst))
+	h.Set(remainingHeader, strconv.Itoa(st.Remaining))
+	h.Set(resetHeader, strconv.FormatInt(int64(math.Ceil(float64(now.Add(st.ResetAfter).UnixMilli())/1000)), 10))
 	if st.Allowed {
 		return nil
 	}

@@ -44,7 +44,7 @@ type Line struct {
 // serve it with.
 func Begin(w http.ResponseWriter, r *http.Request, ctx context.Context) (*Line, *http.Request) {
 	l := &Line{ID: rental.NewID(rental.PrefixRequest), Start: time.Now()}
-	w.Header().Set("X-Request-ID", l.ID)
+	w.Header().Set(IDHeader, l.ID)
 	l.W = &StatusWriter{ResponseWriter: w}
 	return l, r.WithContext(context.WithValue(ctx, idKey{}, l.ID))
 }
@@ -67,6 +67,12 @@ func (l *Line) Log(ctx context.Context, log *slog.Logger, r *http.Request, route
 	rec.AddAttrs(extra...)
 	_ = h.Handle(ctx, rec) // a log line that cannot be written is not the request's failure
 }
+
+// IDHeader is the header that carries a request's ID (X-Request-ID in the
+// docs; a header's name is the same in any case), spelled as Go keeps a
+// header's name: spelled otherwise, it is converted into a new string on
+// every request.
+const IDHeader = "X-Request-Id"
 
 type idKey struct{}
 
