@@ -2,7 +2,9 @@ package api
 
 import (
 	"bytes"
+	"maps"
 	"net/http"
+	"slices"
 	"testing"
 
 	"rentapi/internal/rental"
@@ -68,6 +70,30 @@ func TestHeaderNames(t *testing.T) {
 	} {
 		if want := http.CanonicalHeaderKey(documented); spelled != want {
 			t.Errorf("%s is spelled %q, want %q", documented, spelled, want)
+		}
+	}
+}
+
+// A snapshot of a writer's headers puts back exactly what was there before
+// a run, whatever the run set, added or deleted, with few headers or many.
+func TestHeaderSnapshot(t *testing.T) {
+	for _, before := range []http.Header{
+		{},
+		{"X-Request-Id": {"req_1"}},
+		{"X-Request-Id": {"req_1"}, "Connection": {"close"}, "Vary": {"a", "b"}},
+	} {
+		h := before.Clone()
+		var hs headerSnapshot
+		hs.take(h)
+		for range 2 { // a run, then a run after it
+			h.Set("X-Request-Id", "other")
+			h.Add("Vary", "c")
+			h.Del("Connection")
+			h.Set("X-Service-Mode", "live")
+			hs.restore(h)
+			if !maps.EqualFunc(h, before, slices.Equal) {
+				t.Fatalf("restored %v, want %v", h, before)
+			}
 		}
 	}
 }
