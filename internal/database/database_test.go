@@ -697,7 +697,7 @@ func TestAppend(t *testing.T) {
 		// statements before its own (64 rows each on SQLite).
 		batch := make([][]any, 0, 101)
 		for i := range 100 {
-			batch = append(batch, []any{"new"+strconv.Itoa(i), int64(i)})
+			batch = append(batch, []any{"new" + strconv.Itoa(i), int64(i)})
 		}
 		err := b.db.Append(t.Context(), "things", []string{"id", "n"}, append(batch, []any{"t5", int64(5)}))
 		if !database.IsUniqueViolation(err) {
