@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"rentapi/internal/rental"
@@ -15,12 +18,22 @@ import (
 // account hint), for LookupKey.
 type keyCache struct {
 	mu sync.Mutex
-	m  map[keyRef]keyLookup
+	m  map[keyRef]keptLookup
 	// used is each key's last use this process wrote (NoteKeyUse), which
 	// does not count as a change (see LookupKey).
 	used map[string]int64
 	// confirmed counts KeyChecks that held (KeptConfirmed).
 	confirmed atomic.Int64
+}
+
+// keptLookup is a kept lookup. Its owner is handed to every request that
+// takes it, and nothing changes an owner handed out: a copy for each
+// request was the largest thing a read allocated. In tests, shown is a
+// copy of owner as kept, and kept panics if the owner no longer equals it,
+// so that a change anywhere in the service fails the tests.
+type keptLookup struct {
+	keyLookup
+	shown *rental.KeyOwner
 }
 
 // keyRef is what a kept lookup is kept under: the key's fingerprint and
@@ -45,6 +58,9 @@ const maxCachedKeys = 4096
 //
 // Only a lookup that found the account the hint names (or had no hint) is
 // kept: made-up hints cannot push the keys in use out of the cache.
+//
+// The lookup returned is shared with the other requests of the key: its
+// caller must not change it (in tests, a change panics at its next use).
 func (db *DB) LookupKey(ctx context.Context, fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, error) {
 	return db.lookupKey(ctx, fingerprint, accountHint, now, nil)
 }
@@ -77,15 +93,16 @@ func (db *DB) lookupKey(ctx context.Context, fingerprint, accountHint string, no
 	defer c.mu.Unlock()
 	if ref := (keyRef{fingerprint, accountHint}); accountHint == "" || l.owner.Account != nil && l.owner.Account.ID == accountHint {
 		if c.m == nil {
-			c.m, c.used = map[keyRef]keyLookup{}, map[string]int64{}
+			c.m, c.used = map[keyRef]keptLookup{}, map[string]int64{}
 		}
 		if _, ok := c.m[ref]; !ok && len(c.m) >= maxCachedKeys {
 			clear(c.m) // rare: a few thousand keys in use at once
 			clear(c.used)
 		}
-		c.m[ref] = l
+		l.owner = c.withUse(capLists(l.owner))
+		c.m[ref] = keptLookup{keyLookup: l, shown: shown(l.owner)}
 	}
-	return c.copy(l.owner), nil
+	return l.owner, nil
 }
 
 // accessAndDataVersion reads the access version and the data version of
@@ -98,8 +115,9 @@ type versionRead struct {
 	version    string
 }
 
-// kept returns a copy of the key's kept lookup and the access version it
-// read, if there is one and the passing of time has not changed it at now.
+// kept returns the key's kept lookup, which its caller must not change,
+// and the access version it read, if there is one and the passing of time
+// has not changed it at now.
 func (c *keyCache) kept(fingerprint, accountHint string, now time.Time) (*rental.KeyOwner, int64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -107,34 +125,66 @@ func (c *keyCache) kept(fingerprint, accountHint string, now time.Time) (*rental
 	if at := ms(now); !ok || at < l.from || at >= l.until {
 		return nil, 0, false
 	}
-	return c.copy(l.owner), l.version, true
+	if l.shown != nil && !reflect.DeepEqual(l.owner, l.shown) {
+		panic(fmt.Sprintf("store: kept lookup of key %s changed by a request it was handed to: %+v, kept as %+v", l.owner.Key.ID, *l.owner, *l.shown))
+	}
+	return l.owner, l.version, true
 }
 
-// noteUse keeps the key's use at now (see LookupKey).
+// noteUse keeps the key's use at now (see LookupKey): its kept lookups are
+// replaced by copies that show it.
 func (c *keyCache) noteUse(keyID string, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.used != nil {
-		c.used[keyID] = ms(now)
+	if c.used == nil {
+		return
+	}
+	c.used[keyID] = ms(now)
+	for ref, l := range c.m {
+		if o := l.owner; o.Key.ID == keyID {
+			l.owner = c.withUse(o)
+			l.shown = shown(l.owner)
+			c.m[ref] = l
+		}
 	}
 }
 
-// copy is a copy of a kept o that its caller may change, with the key's last
-// use as this process wrote it if that is later. Called with c.mu held. Its
-// lists are the kept lookup's, capped so that an append copies them: the
-// service changes no list of a lookup in place, and copying them was a
-// tenth of what a read allocated.
-func (c *keyCache) copy(o *rental.KeyOwner) *rental.KeyOwner {
-	d := *o
-	d.Key.Scopes, d.App.Scopes, d.App.RedirectURIs = capped(o.Key.Scopes), capped(o.App.Scopes), capped(o.App.RedirectURIs)
-	d.Key.ExpiresAt, d.Key.RevokedAt, d.Key.LastUsedAt = clonePtr(o.Key.ExpiresAt), clonePtr(o.Key.RevokedAt), clonePtr(o.Key.LastUsedAt)
-	if used, ok := c.used[o.Key.ID]; ok && (d.Key.LastUsedAt == nil || used > ms(d.Key.LastUsedAt.Time)) {
-		t := rental.UnixMilli(used)
-		d.Key.LastUsedAt = &t
+// withUse is o with the key's last use as this process wrote it, when that
+// is later: a copy then, as o may be in use. Called with c.mu held.
+func (c *keyCache) withUse(o *rental.KeyOwner) *rental.KeyOwner {
+	used, ok := c.used[o.Key.ID]
+	if !ok || o.Key.LastUsedAt != nil && used <= ms(o.Key.LastUsedAt.Time) {
+		return o
 	}
+	d := *o
+	t := rental.UnixMilli(used)
+	d.Key.LastUsedAt = &t
+	return &d
+}
+
+// capLists caps the lists of o, a lookup not yet handed out, so that an
+// append to one makes a new array rather than writing into one that
+// requests share.
+func capLists(o *rental.KeyOwner) *rental.KeyOwner {
+	o.Key.Scopes, o.App.Scopes, o.App.RedirectURIs = capped(o.Key.Scopes), capped(o.App.Scopes), capped(o.App.RedirectURIs)
+	if o.Account != nil {
+		o.Account.Granted = capped(o.Account.Granted)
+	}
+	return o
+}
+
+// shown is, in tests only (testing.Testing), a deep copy of o as it is
+// kept, which kept checks o against; nil otherwise.
+func shown(o *rental.KeyOwner) *rental.KeyOwner {
+	if !testing.Testing() {
+		return nil
+	}
+	d := *o
+	d.Key.Scopes, d.App.Scopes, d.App.RedirectURIs = slices.Clone(o.Key.Scopes), slices.Clone(o.App.Scopes), slices.Clone(o.App.RedirectURIs)
+	d.Key.ExpiresAt, d.Key.RevokedAt, d.Key.LastUsedAt = clonePtr(o.Key.ExpiresAt), clonePtr(o.Key.RevokedAt), clonePtr(o.Key.LastUsedAt)
 	if o.Account != nil {
 		a := *o.Account
-		a.Granted = capped(o.Account.Granted)
+		a.Granted = slices.Clone(o.Account.Granted)
 		d.Account = &a
 	}
 	return &d

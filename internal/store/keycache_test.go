@@ -6,6 +6,7 @@ import (
 	"errors"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,8 +61,26 @@ func TestLookupKeyAcrossProcesses(t *testing.T) {
 			}
 		}
 		o := lookup("start")
-		o.Account.Name, o.Key.Name = "changed by the caller", "changed" // a caller's copy: the kept lookup stays
-		lookup("after a caller changed its copy")
+		// What the cache hands out is shared by the requests that take it,
+		// and nothing may change it: in tests, the next use of a changed
+		// lookup panics.
+		for _, change := range []func(){func() { o.Key.Name = "changed" }, func() { o.Account.Granted[0] = "changed" }} {
+			before := *o
+			granted := slices.Clone(o.Account.Granted)
+			account := *o.Account
+			change()
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Error("a kept lookup changed by its caller was handed out again")
+					}
+				}()
+				other.LookupKey(ctx, fp, "", e.Clock.Now())
+			}()
+			*o, *o.Account = before, account
+			copy(o.Account.Granted, granted)
+		}
+		lookup("after the changes were undone")
 
 		// The kept lookup is what answers: a change it does not count (a
 		// key's last use, written behind the store's back) goes unseen.

@@ -263,7 +263,8 @@ func (db *DB) ServeKey(fingerprint, hint string, now time.Time, write bool, run 
 }
 
 // Owner is the key's owner for this run: the kept lookup, or a lookup made
-// now (see LookupKey); after a check that could not run, why.
+// now (see LookupKey; shared, not to be changed); after a check that
+// could not run, why.
 func (k *KeyRun) Owner(ctx context.Context, now time.Time) (*rental.KeyOwner, error) {
 	switch {
 	case k.kept != nil:
