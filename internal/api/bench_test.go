@@ -60,6 +60,16 @@ func benchServer(b *testing.B, e storetest.Engine, cfg api.Config) (*httptest.Se
 	return hs, cfg.Secret
 }
 
+// billsPage seeds what the read benchmarks page through: an application on
+// the enterprise plan linked to a pro landlord with 20 issued bills, the
+// page GET /v1/bills?limit=20 answers.
+func billsPage(b *testing.B, e storetest.Engine) (storetest.Fixture, *rental.Account) {
+	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
+	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
+	storetest.IssuedBills(b, e.DB, acct, rental.PropertyChange{ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)}, "2026-10", 20)
+	return f, acct
+}
+
 // benchIDs matches the IDs in a path.
 var benchIDs = regexp.MustCompile(`[a-z]+_[a-z0-9]{24}`)
 

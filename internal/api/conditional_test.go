@@ -238,10 +238,8 @@ func BenchmarkConditionalGet(b *testing.B) { benchEach(b, benchConditional) }
 
 func benchConditional(b *testing.B, e storetest.Engine) {
 	hs, sec := benchServer(b, e, api.Config{})
-	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
-	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
+	f, acct := billsPage(b, e)
 	key := f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
-	storetest.IssuedBills(b, e.DB, acct, rental.PropertyChange{ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)}, "2026-10", 20)
 	get := func(inm string) (int, string) {
 		r, _ := http.NewRequest(http.MethodGet, hs.URL+"/v1/bills?limit=20", nil)
 		r.Header.Set("Authorization", "Bearer "+key)

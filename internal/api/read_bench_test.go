@@ -23,9 +23,7 @@ import (
 func BenchmarkRead(b *testing.B) { benchEach(b, benchRead) }
 
 func benchRead(b *testing.B, e storetest.Engine) {
-	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
-	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
-	storetest.IssuedBills(b, e.DB, acct, rental.PropertyChange{ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)}, "2026-10", 20)
+	f, acct := billsPage(b, e)
 	hs, sec := benchServer(b, e, api.Config{})
 	key := f.Key(b, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
 	r := httptest.NewRequest(http.MethodGet, "/v1/bills?limit=20", nil)

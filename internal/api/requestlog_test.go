@@ -22,9 +22,7 @@ import (
 func BenchmarkRequestLog(b *testing.B) { benchEach(b, benchRequestLog) }
 
 func benchRequestLog(b *testing.B, e storetest.Engine) {
-	f := storetest.NewFixture(b, e.DB, rental.PlanEnterprise)
-	acct := f.LinkLandlord(b, e.DB, rental.LandlordPro, f.App.Scopes)
-	storetest.IssuedBills(b, e.DB, acct, rental.PropertyChange{ElectricityRate: rental.Of[int64](800), WaterRate: rental.Of[int64](1800)}, "2026-10", 20)
+	f, acct := billsPage(b, e)
 	for _, c := range []struct {
 		name string
 		cfg  api.Config
