@@ -6,8 +6,12 @@
 // at half the maximum rate is CPU queueing (see bench/README.md). Then what
 // else the processors ran while the slowest requests were open, against
 // its share of the whole trace; the longest times no request began; the
-// GC's mark phases; the system calls of over half a millisecond by where
-// they were made; and the goroutines started for each request.
+// runs of over half a millisecond without a pause, by goroutine; the time
+// in system calls while the slowest requests were open, by where they were
+// made, against the whole trace's; the short-lived goroutines (a request
+// log's flush, a job queue's fetch) alive during the slowest requests,
+// against during the rest; the GC's mark phases; the system calls of over
+// half a millisecond; and the goroutines started for each request.
 //
 // A request is an HTTP connection's goroutine from its wake-up on the
 // network (the request arrived) to its next wait on the network (the
@@ -65,6 +69,10 @@ type goroutine struct {
 	cur *span
 	// sys is where it made its last system call.
 	sys string
+	// born is when it was started, if the trace saw that.
+	born trace.Time
+	// insys is the system call it is in, while it is in one.
+	insys *span
 }
 
 // recording is what read finds in a trace.
@@ -81,6 +89,12 @@ type recording struct {
 	syscalls map[string][]time.Duration
 	// created counts goroutines started, by function.
 	created map[string]int
+	// lives are the whole lives, start to end, of goroutines that began
+	// and ended in the trace within a second: a background task's run.
+	lives []span
+	// sys are the times goroutines spent in system calls, what being
+	// where the call was made and the goroutine's function.
+	sys []span
 }
 
 const markPhase = "GC concurrent mark phase"
@@ -108,6 +122,9 @@ func main() {
 	report("the rest", rest, false)
 	whole := busy(slow, spans)
 	gaps(reqs, spans)
+	runs(spans)
+	share("in system calls (cores), during the slowest 1% / over the whole trace", slow, rec.sys, whole)
+	lives("background goroutines alive (started and ended within 1 s) during a request, in the slowest 1% / the rest", slow, rest, rec.lives)
 	var marked time.Duration
 	for _, d := range rec.marks {
 		marked += d
@@ -147,35 +164,101 @@ func sum(ds []time.Duration) (t time.Duration) {
 // requests is what they waited behind.
 // It returns the trace's length.
 func busy(slow []*request, spans []span) time.Duration {
-	slices.SortFunc(spans, func(a, b span) int { return int(a.start - b.start) })
-	var longest trace.Time
-	for _, s := range spans {
-		longest = max(longest, s.end-s.start)
-	}
 	first, last := spans[0].start, spans[0].end
+	for _, s := range spans {
+		first, last = min(first, s.start), max(last, s.end)
+	}
+	whole := time.Duration(last - first)
+	share("cores running, during the slowest 1% / over the whole trace", slow, spans, whole)
+	return whole
+}
+
+// share prints how many cores spans of each kind took while the slowest
+// requests were open, against over the whole trace.
+func share(title string, slow []*request, spans []span, whole time.Duration) {
+	idx := index(spans)
 	all := map[string]time.Duration{}
 	for _, s := range spans {
 		all[s.what] += time.Duration(s.end - s.start)
-		last = max(last, s.end)
 	}
 	during := map[string]time.Duration{}
 	var open time.Duration
 	for _, r := range slow {
 		open += r.took()
-		i, _ := slices.BinarySearchFunc(spans, r.start-longest, func(s span, t trace.Time) int { return int(s.start - t) })
-		for ; i < len(spans) && spans[i].start < r.end; i++ {
-			if d := min(spans[i].end, r.end) - max(spans[i].start, r.start); d > 0 {
-				during[spans[i].what] += time.Duration(d)
-			}
+		for k, d := range idx.overlaps(r) {
+			during[k] += d
 		}
 	}
-	whole := time.Duration(last - first)
-	names := sortedBy(during, func(d time.Duration) time.Duration { return d })
-	fmt.Printf("cores running, during the slowest 1%% / over the whole trace:\n")
-	for _, k := range names[:min(len(names), 12)] {
-		fmt.Printf("    %-60s %.2f / %.2f\n", k, float64(during[k])/float64(open), float64(all[k])/float64(whole))
+	fmt.Println(title + ":")
+	for _, k := range sortedBy(during, func(d time.Duration) time.Duration { return d })[:min(len(during), 12)] {
+		fmt.Printf("    %-90s %.3f / %.3f\n", k, float64(during[k])/float64(open), float64(all[k])/float64(whole))
 	}
-	return whole
+}
+
+// lives prints, for each function of short-lived goroutines, the share of
+// the slowest requests and of the rest that overlapped one of its runs.
+func lives(title string, slow, rest []*request, spans []span) {
+	idx := index(spans)
+	count := func(reqs []*request) map[string]int {
+		n := map[string]int{}
+		for _, r := range reqs {
+			for k := range idx.overlaps(r) {
+				n[k]++
+			}
+		}
+		return n
+	}
+	inSlow, inRest := count(slow), count(rest)
+	fmt.Println(title + ":")
+	for _, k := range sortedBy(inSlow, func(n int) int { return n })[:min(len(inSlow), 10)] {
+		fmt.Printf("    %5.1f%% / %5.1f%%  %s\n", 100*float64(inSlow[k])/float64(len(slow)), 100*float64(inRest[k])/float64(len(rest)), k)
+	}
+}
+
+// runs prints, for the functions whose goroutines ran longest without a
+// pause, how many of their runs took over 0.5 ms, in all, and the longest:
+// a processor taken from the requests that long (or a thread the kernel
+// took from the process while it ran).
+func runs(spans []span) {
+	long := map[string][]time.Duration{}
+	for _, s := range spans {
+		if d := time.Duration(s.end - s.start); d > 500*time.Microsecond {
+			long[s.what] = append(long[s.what], d)
+		}
+	}
+	fmt.Println("runs of over 0.5 ms on a processor without a pause (count, total, longest):")
+	for _, k := range sortedBy(long, func(ds []time.Duration) time.Duration { return sum(ds) })[:min(len(long), 8)] {
+		fmt.Printf("    %5d %8.2f ms %6.2f ms  %s\n", len(long[k]), ms(sum(long[k])), ms(slices.Max(long[k])), k)
+	}
+}
+
+// spanIndex is spans sorted by start, with the longest one's length: the
+// spans that overlap a time begin at most that long before it.
+type spanIndex struct {
+	spans   []span
+	longest trace.Time
+}
+
+func index(spans []span) spanIndex {
+	slices.SortFunc(spans, func(a, b span) int { return int(a.start - b.start) })
+	x := spanIndex{spans: spans}
+	for _, s := range spans {
+		x.longest = max(x.longest, s.end-s.start)
+	}
+	return x
+}
+
+// overlaps is how long spans of each kind overlapped r.
+func (x spanIndex) overlaps(r *request) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	i, _ := slices.BinarySearchFunc(x.spans, r.start-x.longest, func(s span, t trace.Time) int { return int(s.start - t) })
+	for ; i < len(x.spans) && x.spans[i].start < r.end; i++ {
+		s := x.spans[i]
+		if d := min(s.end, r.end) - max(s.start, r.start); d > 0 {
+			out[s.what] += time.Duration(d)
+		}
+	}
+	return out
 }
 
 // caller is the innermost function of a stack outside the runtime and the
@@ -327,6 +410,19 @@ func read(file string) (*recording, error) {
 		}
 		if to == trace.GoSyscall {
 			g.sys = caller(ev.Stack())
+			g.insys = &span{start: now, g: g}
+		}
+		if from == trace.GoNotExist {
+			g.born = now
+		}
+		if g.insys != nil && to != trace.GoSyscall {
+			g.insys.end = now
+			g.insys.what = g.sys + " (in " + cmp.Or(g.what, "?") + ")"
+			rec.sys = append(rec.sys, *g.insys)
+			g.insys = nil
+		}
+		if to == trace.GoNotExist && g.born != 0 && now-g.born < trace.Time(time.Second) {
+			rec.lives = append(rec.lives, span{start: g.born, end: now, what: cmp.Or(g.what, "(no stack in the trace)")})
 		}
 		if g.state == trace.GoSyscall {
 			if d := time.Duration(now - g.since); d > 500*time.Microsecond && g.sys != "os/signal.signal_recv" {

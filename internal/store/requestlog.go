@@ -58,9 +58,24 @@ type RequestPosition struct {
 // to such a path cost the whole batch.
 func (db *DB) LogRequests(ctx context.Context, reqs []LoggedRequest) error {
 	rows := make([][]any, len(reqs))
+	values := make([]any, 0, len(reqs)*len(requestLogColumns))
+	// A batch's applications, accounts, keys, modes, methods and codes
+	// repeat from row to row: each is boxed once (an interface over a
+	// string is an allocation of its own), not once a row. A row's ID,
+	// path and numbers are its own.
+	boxed := map[string]any{}
+	repeated := func(s string) any {
+		v, ok := boxed[s]
+		if !ok {
+			v = keptText(s)
+			boxed[s] = v
+		}
+		return v
+	}
 	for i, r := range reqs {
-		rows[i] = []any{keptText(r.ID), r.Seq, keptText(r.ApplicationID), keptText(r.Mode), keptText(r.AccountID), keptText(r.Method), keptText(r.Path),
-			int64(r.Status), keptText(r.Code), r.Latency.Microseconds(), keptText(r.KeyLast4), ms(r.At)}
+		values = append(values, keptText(r.ID), r.Seq, repeated(r.ApplicationID), repeated(r.Mode), repeated(r.AccountID), repeated(r.Method), keptText(r.Path),
+			int64(r.Status), repeated(r.Code), r.Latency.Microseconds(), repeated(r.KeyLast4), ms(r.At))
+		rows[i] = values[len(values)-len(requestLogColumns) : len(values) : len(values)]
 	}
 	if err := db.Append(ctx, "request_log", requestLogColumns, rows); err != nil {
 		return fmt.Errorf("store: log requests: %w", err)
