@@ -87,14 +87,12 @@ func (b *logBuffer) flush() {
 	defer b.writing.Unlock()
 	b.mu.Lock()
 	batch := b.buf
-	b.buf, b.spare = b.spare[:0], nil
-	b.mu.Unlock()
 	if len(batch) == 0 {
-		b.mu.Lock()
-		b.spare = batch
 		b.mu.Unlock()
 		return
 	}
+	b.buf, b.spare = b.spare[:0], nil
+	b.mu.Unlock()
 	_, err := b.out.Write(batch)
 	b.mu.Lock()
 	if err != nil && b.err == nil {
