@@ -39,6 +39,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,6 +74,8 @@ type DB struct {
 	checkpoints *checkpointer
 	// group lets SQLite's writers share commits (nil on PostgreSQL).
 	group *group
+	// wal maps SQLite's WAL-index, for Mark; nil when it is not mapped.
+	wal atomic.Pointer[walIndex]
 }
 
 // Options tune Open. The zero value is the production setting.
@@ -127,9 +130,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if opts.MaxConns == 0 {
 		opts.MaxConns = DefaultMaxConns
 	}
+	var path, readOnly string // SQLite's
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
+		path = strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")
 		if path == "" || strings.Contains(path, ":memory:") {
 			return nil, errors.New("database: sqlite needs a file path (sqlite:PATH); an in-memory database cannot be shared by the read and write pools")
 		}
@@ -148,7 +152,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		w.SetMaxOpenConns(1)
 		w.SetMaxIdleConns(1)
 		w.SetConnMaxLifetime(0)
-		r := sql.OpenDB(sqliteConnector{base + "&_query_only=1"})
+		readOnly = base + "&_query_only=1"
+		r := sql.OpenDB(sqliteConnector{readOnly})
 		r.SetMaxOpenConns(8)
 		r.SetMaxIdleConns(8)
 		db.engine, db.write, db.read = SQLite, w, r
@@ -184,6 +189,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if err := db.Ping(ctx); err != nil {
 		db.Close()
 		return nil, err
+	}
+	if db.engine == SQLite {
+		w, err := openWALIndex(ctx, readOnly, path)
+		if err != nil {
+			opts.Log.Warn("sqlite: the write-ahead log's index is not mapped: every key check reads its versions", "error", err.Error())
+		}
+		db.wal.Store(w)
 	}
 	return db, nil
 }
@@ -267,5 +279,5 @@ func (db *DB) Close() error {
 	if db.read != db.write {
 		err = errors.Join(err, db.read.Close())
 	}
-	return err
+	return errors.Join(err, db.wal.Swap(nil).close())
 }

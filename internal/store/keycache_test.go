@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
+	"os/exec"
 	"reflect"
 	"regexp"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"rentapi/internal/database"
 	"rentapi/internal/rental"
 	"rentapi/internal/store"
 	"rentapi/internal/store/storetest"
@@ -426,4 +429,90 @@ func liveKey(t testing.TB, e storetest.Engine) (*rental.Account, string) {
 	sec := storetest.Secret(t)
 	acct := f.LinkLandlord(t, e.DB, rental.LandlordPro, rental.AllScopes)
 	return acct, sec.Fingerprint(f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID}))
+}
+
+// revokeChildEnv names the database and the key TestRevokeChild revokes.
+const revokeChildEnv = "RENTAPI_TEST_REVOKE_CHILD"
+
+// TestLookupKeySeesAnotherProcess: a kept lookup is refused, and the data
+// version a read is tagged with moves on, at the next request once another
+// process, not another DB of this one, revoked the key and wrote the
+// landlord's data (on SQLite the versions behind both are read once per
+// commit, and the commit is known from SQLite's shared index: see
+// DB.accessVersions).
+func TestLookupKeySeesAnotherProcess(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, e storetest.Engine) {
+		ctx := t.Context()
+		f := storetest.NewFixture(t, e.DB, rental.PlanPro)
+		sec := storetest.Secret(t)
+		acct := f.LinkLandlord(t, e.DB, rental.LandlordStandard, rental.AllScopes)
+		key := f.Key(t, e.DB, sec, store.NewKey{Mode: rental.ModeLive, AccountID: acct.ID})
+		fp := sec.Fingerprint(key)
+		// request is one read's lookup of the key, with the data version
+		// the read is tagged with (see KeyRun.WantVersion).
+		request := func() (*rental.KeyOwner, string) {
+			t.Helper()
+			var o *rental.KeyOwner
+			var version string
+			e.DB.ServeKey(fp, "", e.Clock.Now(), false, func(k *store.KeyRun) bool {
+				k.WantVersion()
+				var err error
+				if o, err = k.Owner(ctx, e.Clock.Now()); err != nil {
+					t.Fatal(err)
+				}
+				q := e.DB.Read()
+				if kc := k.Check(); kc != nil {
+					q = e.DB.ReadChecking(kc)
+				}
+				if version, err = k.DataVersion(ctx, q, acct.LandlordID); errors.Is(err, store.ErrKeyChanged) {
+					return false // on PostgreSQL: the kept lookup's check failed; run again
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				return k.Held(ctx)
+			})
+			return o, version
+		}
+		o, before := request()
+		for range 2 { // served from the kept lookup and versions
+			if again, version := request(); again.Key.RevokedAt != nil || version != before {
+				t.Fatalf("%+v, version %s, want %s", again, version, before)
+			}
+		}
+		child := exec.Command(os.Args[0], "-test.run=^TestRevokeChild$")
+		child.Env = append(os.Environ(), revokeChildEnv+"="+strings.Join([]string{e.DSN, o.Key.ID, acct.LandlordID}, " "))
+		if out, err := child.CombinedOutput(); err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		o, after := request()
+		if o.Key.RevokedAt == nil {
+			t.Fatalf("the key revoked by another process is not seen: %+v", o)
+		}
+		if after == before {
+			t.Fatalf("the landlord's data written by another process, and the data version still %s", after)
+		}
+	})
+}
+
+// TestRevokeChild is TestLookupKeySeesAnotherProcess's other process: in
+// SQL of its own, it revokes the key and counts a write of the landlord
+// that revokeChildEnv names.
+func TestRevokeChild(t *testing.T) {
+	args := strings.Fields(os.Getenv(revokeChildEnv))
+	if len(args) != 3 {
+		t.Skip("run by TestLookupKeySeesAnotherProcess")
+	}
+	ctx := context.Background()
+	db, err := database.Open(ctx, args[0], database.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.WritePool().ExecContext(ctx, `UPDATE api_keys SET revoked_at = 1 WHERE id = $1`, args[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.WritePool().ExecContext(ctx, `UPDATE landlords SET data_version = data_version + 1 WHERE id = $1`, args[2]); err != nil {
+		t.Fatal(err)
+	}
 }
