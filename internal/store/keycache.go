@@ -49,7 +49,8 @@ type keyRef struct{ fingerprint, accountHint string }
 const maxCachedKeys = 4096
 
 // LookupKey is KeyForRequest for a request, which runs it on every request:
-// while nothing it reads has changed, it costs one read of a single number.
+// while nothing it reads has changed, it costs one read of a single number
+// (on SQLite, one after each commit: see accessVersions).
 // The lookup is kept with the access version it read in the same
 // statement, which triggers count up with every change to what the lookup
 // reads, in the change's own transaction, whoever writes it (migration
