@@ -29,6 +29,8 @@ type walMapping struct {
 // walFile names a file by device and inode, as locks do.
 type walFile struct{ dev, ino uint64 }
 
+// walMappings are this process's mappings, by file: state of the whole
+// process, as the locks that make it necessary are.
 var walMappings = struct {
 	sync.Mutex
 	m map[walFile]*walMapping
