@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -633,17 +632,25 @@ func checkQuery(r *http.Request, allowed []string) (url.Values, error) {
 }
 
 // checkPathIDs answers 404 for a path ID that cannot be one of ours (IDs are
-// [a-z0-9_], at most 64 characters), before it reaches a query.
+// [a-z0-9_], at most 64 characters), before it reaches a query. It walks
+// the route's pattern for its wildcards: a regular expression over it was
+// a hundredth of a read's CPU.
 func checkPathIDs(r *http.Request) error {
-	for _, m := range pathWildcard.FindAllStringSubmatch(r.Pattern, -1) {
-		if id := r.PathValue(m[1]); !validID(id) {
+	for rest := r.Pattern; ; {
+		_, after, ok := strings.Cut(rest, "{")
+		if !ok {
+			return nil
+		}
+		name, tail, _ := strings.Cut(after, "}")
+		rest = tail
+		if strings.ContainsAny(name, ".$") { // {$} and {rest...} name no ID
+			continue
+		}
+		if id := r.PathValue(name); !validID(id) {
 			return rental.NoSuchObject(id)
 		}
 	}
-	return nil
 }
-
-var pathWildcard = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 // validID reports whether s has the shape of an ID of ours.
 func validID(s string) bool { return rental.WellFormedID(s) }

@@ -19,7 +19,14 @@ type gate struct {
 
 	mu  sync.Mutex
 	per map[string]*shareSlots
+	// spare are shareSlots no developer uses, empty, for the next to join:
+	// a developer whose requests come one at a time would otherwise make
+	// new ones for each.
+	spare []*shareSlots
 }
+
+// maxSpare bounds the spare shareSlots kept.
+const maxSpare = 64
 
 // shareSlots are one developer's places, kept while anyone holds or waits
 // for one.
@@ -104,7 +111,11 @@ func (g *gate) join(developer string) *shareSlots {
 	defer g.mu.Unlock()
 	s := g.per[developer]
 	if s == nil {
-		s = &shareSlots{slots: make(chan struct{}, g.share)}
+		if n := len(g.spare); n > 0 {
+			s, g.spare = g.spare[n-1], g.spare[:n-1]
+		} else {
+			s = &shareSlots{slots: make(chan struct{}, g.share)}
+		}
 		g.per[developer] = s
 	}
 	s.users++
@@ -116,7 +127,11 @@ func (g *gate) leave(developer string) {
 	defer g.mu.Unlock()
 	if s := g.per[developer]; s != nil {
 		if s.users--; s.users == 0 {
+			// Its last user gave its place back before leaving: empty.
 			delete(g.per, developer)
+			if len(g.spare) < maxSpare {
+				g.spare = append(g.spare, s)
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,22 @@ type Set struct {
 	limited  *prometheus.CounterVec
 	attempts *prometheus.CounterVec
 	fallback prometheus.Counter
+	// series holds each route, status and mode's counter and histogram
+	// once looked up: finding them by their labels hashed and compared
+	// three strings twice on every request. Its keys are bounded as the
+	// series themselves are (routes, statuses, modes).
+	series sync.Map // seriesKey → *series
+}
+
+type seriesKey struct {
+	route  string
+	status int
+	mode   string
+}
+
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // New makes the metrics on a new registry, with the Go runtime's and the
@@ -95,9 +112,15 @@ func (m *Set) Request(route string, status int, mode string, d time.Duration) {
 	if mode == "" {
 		mode = "none"
 	}
-	code := strconv.Itoa(status)
-	m.requests.WithLabelValues(route, code, mode).Inc()
-	m.duration.WithLabelValues(route, code, mode).Observe(d.Seconds())
+	k := seriesKey{route, status, mode}
+	v, ok := m.series.Load(k)
+	if !ok {
+		code := strconv.Itoa(status)
+		v, _ = m.series.LoadOrStore(k, &series{m.requests.WithLabelValues(route, code, mode), m.duration.WithLabelValues(route, code, mode)})
+	}
+	sr := v.(*series)
+	sr.requests.Inc()
+	sr.duration.Observe(d.Seconds())
 }
 
 // Refused counts a refusal by the error code answered: overload, or one of

@@ -77,6 +77,12 @@ func Conflict(code, format string, args ...any) *Error {
 
 // AsError returns the *Error inside err, if there is one.
 func AsError(err error) (*Error, bool) {
+	if err == nil { // as often as not, and errors.As makes e escape
+		return nil, false
+	}
+	if e, ok := err.(*Error); ok {
+		return e, true
+	}
 	var e *Error
 	ok := errors.As(err, &e)
 	return e, ok

@@ -15,7 +15,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,9 +29,9 @@ const minLen = 32
 // not kept.
 type Secret struct {
 	fingerprint []byte
-	// macs are HMACs keyed with fingerprint, reset and reused: a key is
-	// fingerprinted at every request, and a new HMAC is two hashes and
-	// their buffers.
+	// macs are HMACs keyed with fingerprint (*mac), reset and reused: a
+	// key is fingerprinted at every request, and a new HMAC is two hashes
+	// and their buffers.
 	macs   *sync.Pool
 	cursor cipher.AEAD
 	// nonces is SealFixed's key for deriving a nonce from what it seals.
@@ -59,7 +58,7 @@ func New(s string) (*Secret, error) {
 		return nil, fmt.Errorf("secret: %w", err)
 	}
 	fingerprint := derive("rentapi api key fingerprint v1")
-	macs := &sync.Pool{New: func() any { return hmac.New(sha256.New, fingerprint) }}
+	macs := &sync.Pool{New: func() any { return &mac{Hash: hmac.New(sha256.New, fingerprint)} }}
 	return &Secret{fingerprint: fingerprint, macs: macs, cursor: aead, nonces: derive("rentapi fixed nonce v1")}, nil
 }
 
@@ -98,16 +97,26 @@ func Load(path string) (s *Secret, created bool, err error) {
 	return s, false, err
 }
 
+// mac is a reused HMAC with the buffer a key's text is copied into for
+// it: written as a string, the text was copied anew each time.
+type mac struct {
+	hash.Hash
+	text []byte
+}
+
 // Fingerprint is what is stored of an API key: HMAC-SHA256 under the server
 // secret, so a leaked table cannot be tested against guessed keys offline.
 func (s *Secret) Fingerprint(apiKey string) string {
-	m := s.macs.Get().(hash.Hash)
+	m := s.macs.Get().(*mac)
 	m.Reset()
-	io.WriteString(m, apiKey)
+	m.text = append(m.text[:0], apiKey...)
+	m.Write(m.text)
 	var sum [sha256.Size]byte
+	var text [2 * sha256.Size]byte
 	m.Sum(sum[:0])
 	s.macs.Put(m)
-	return hex.EncodeToString(sum[:])
+	hex.Encode(text[:], sum[:])
+	return string(text[:])
 }
 
 // Seal encrypts and authenticates plaintext, bound to context: Open with any
