@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"rentapi/internal/bucket"
@@ -143,6 +144,8 @@ type Server struct {
 	// kept is the answers of reads kept by their version tag; nil keeps
 	// none.
 	kept *answers
+	// today is the calendar day of the last request's quota (see todayAt).
+	today atomic.Pointer[rental.Today]
 }
 
 // NewServer builds the API server.

@@ -25,13 +25,43 @@ type Quota struct {
 // refused past them on the free plan only (a paid plan's extra requests are
 // served and billed), until the 1st.
 func QuotaAt(mode Mode, plan DeveloperPlan, now time.Time) Quota {
+	return TodayAt(now).Quota(mode, plan)
+}
+
+// Today is the calendar of one day in Thailand as a request's quota
+// counts it: its date, its month's first and last dates, and when the next
+// day and month begin. It is the same for every instant of the day, so a
+// server works it out once a day and asks Holds, rather than formatting
+// dates at every request.
+type Today struct {
+	// Start and End bound the day: Start is its 00:00 Thailand time, End
+	// the next day's.
+	Start, End time.Time
+	// Date is the day as YYYY-MM-DD; MonthFirst and MonthLast its month's
+	// first and last dates.
+	Date, MonthFirst, MonthLast string
+	// NextMonth is 00:00 Thailand time on the 1st of the next month.
+	NextMonth time.Time
+}
+
+// TodayAt is the Today now falls in.
+func TodayAt(now time.Time) *Today {
+	l := now.In(Bangkok)
+	start := time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, Bangkok)
+	first, last := MonthDays(MonthStart(now))
+	return &Today{Start: start, End: NextDayStart(now), Date: DayOf(now), MonthFirst: first, MonthLast: last, NextMonth: NextMonthStart(now)}
+}
+
+// Holds reports whether now falls in the day.
+func (t *Today) Holds(now time.Time) bool { return !now.Before(t.Start) && now.Before(t.End) }
+
+// Quota is QuotaAt for any instant of the day.
+func (t *Today) Quota(mode Mode, plan DeveloperPlan) Quota {
 	if mode == ModeTest {
-		day := DayOf(now)
-		return Quota{Mode: mode, From: day, To: day, Limit: SandboxDailyRequests, Stops: true, Reset: NextDayStart(now)}
+		return Quota{Mode: mode, From: t.Date, To: t.Date, Limit: SandboxDailyRequests, Stops: true, Reset: t.End}
 	}
 	limits := plan.Limits()
-	first, last := MonthDays(MonthStart(now))
-	return Quota{Mode: mode, From: first, To: last, Limit: limits.MonthlyIncluded, Stops: limits.StopsAtIncluded, Reset: NextMonthStart(now)}
+	return Quota{Mode: mode, From: t.MonthFirst, To: t.MonthLast, Limit: limits.MonthlyIncluded, Stops: limits.StopsAtIncluded, Reset: t.NextMonth}
 }
 
 // Remaining is what the period includes beyond a request made when used

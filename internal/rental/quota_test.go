@@ -57,3 +57,30 @@ func TestQuota(t *testing.T) {
 		}
 	}
 }
+
+// A Today holds from the day's midnight in Thailand to the next, and
+// answers every instant of it as the day's first instant would.
+func TestToday(t *testing.T) {
+	t.Parallel()
+	first := time.Date(2026, 11, 30, 0, 0, 0, 0, Bangkok)
+	today := TodayAt(first.Add(13 * time.Hour))
+	if !today.Start.Equal(first) || !today.End.Equal(first.AddDate(0, 0, 1)) || today.Date != "2026-11-30" ||
+		today.MonthFirst != "2026-11-01" || today.MonthLast != "2026-11-30" || !today.NextMonth.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, Bangkok)) {
+		t.Fatalf("%+v", today)
+	}
+	for _, at := range []time.Time{first, first.Add(time.Nanosecond), first.Add(24*time.Hour - time.Nanosecond)} {
+		if !today.Holds(at) {
+			t.Errorf("%v is not in %+v", at, today)
+		}
+		for _, mode := range []Mode{ModeTest, ModeLive} {
+			if got, want := today.Quota(mode, PlanFree), QuotaAt(mode, PlanFree, at); got != want {
+				t.Errorf("%v, %s: %+v, want %+v", at, mode, got, want)
+			}
+		}
+	}
+	for _, at := range []time.Time{first.Add(-time.Nanosecond), first.Add(24 * time.Hour)} {
+		if today.Holds(at) {
+			t.Errorf("%v is in %+v", at, today)
+		}
+	}
+}
