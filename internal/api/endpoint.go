@@ -162,6 +162,7 @@ func (s *Server) adapt(op operation) http.Handler {
 				before.restore(w.Header())
 				inf := info(r.Context())
 				inf.applicationID, inf.accountID, inf.mode, inf.code, inf.keyLast4 = "", "", "", "", ""
+				inf.late = nil
 			}
 			if once.body.read && request.StatusOf(once.body.err) == http.StatusRequestTimeout {
 				// The body came too late, and net/http has cancelled the
@@ -334,6 +335,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, op *operation, on
 	}
 	if resp.stream != nil {
 		release() // a stream lasts: it holds no place in the gate
+		request.SetFields(w.Header(), info(r.Context()).late)
 		resp.stream.serve(w)
 		return true
 	}
@@ -360,7 +362,7 @@ func (s *Server) authenticate(w http.ResponseWriter, r *http.Request, op *operat
 	if err != nil {
 		return owner, nil, cell{}, err
 	}
-	counter, err := s.quota(r.Context(), w.Header(), cl, now)
+	counter, err := s.quota(r.Context(), cl, now)
 	return owner, cl, counter, err
 }
 

@@ -118,12 +118,8 @@ func (resp response) write(ctx context.Context, w http.ResponseWriter) error {
 		// Known length: the body goes out in one piece, not chunked.
 		h.Set("Content-Length", strconv.Itoa(len(resp.body)))
 	}
-	w.WriteHeader(resp.status)
-	if len(resp.body) > 0 {
-		_, err := request.Whole(ctx, w, resp.body)
-		return err
-	}
-	return nil
+	_, err := request.Whole(ctx, w, resp.status, info(ctx).late, resp.body)
+	return err
 }
 
 // set sets one of resp's headers.

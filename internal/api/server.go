@@ -315,6 +315,10 @@ type requestInfo struct {
 	// in it, and checkQuery checks it against the endpoint's parameters
 	// (two parses were a twelfth of what a read allocated).
 	query url.Values
+	// late are header fields of the answer that request.Whole writes (the
+	// quota's, in live mode; see response.write), in lateFields.
+	late       []request.Field
+	lateFields [3]request.Field
 }
 
 type requestInfoKey struct{}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
 
 	"rentapi/internal/rental"
+	"rentapi/internal/request"
 	"rentapi/internal/store"
 )
 
@@ -208,9 +208,10 @@ func (s *Server) todayAt(now time.Time) *rental.Today {
 
 // quota checks the caller's period count before a request (see
 // rental.QuotaAt): the sandbox's daily limit in test mode, the monthly
-// quota in live mode, with the X-Quota headers that describe it. It
-// returns the counter the request counts towards.
-func (s *Server) quota(ctx context.Context, h http.Header, c *caller, now time.Time) (cell, error) {
+// quota in live mode, with the X-Quota headers that describe it (as late
+// fields of the request's answer: see response.write). It returns the
+// counter the request counts towards.
+func (s *Server) quota(ctx context.Context, c *caller, now time.Time) (cell, error) {
 	today := s.todayAt(now)
 	q := today.Quota(c.mode, c.key.Developer.Plan)
 	k := cell{key: usageKey{c.key.Developer.ID, c.mode, q.From, q.To}, app: c.key.App.ID, day: today.Date}
@@ -219,9 +220,10 @@ func (s *Server) quota(ctx context.Context, h http.Header, c *caller, now time.T
 		return k, err
 	}
 	if c.mode == rental.ModeLive {
-		h.Set("X-Quota-Limit", strconv.FormatInt(q.Limit, 10))
-		h.Set("X-Quota-Remaining", strconv.FormatInt(q.Remaining(n), 10))
-		h.Set("X-Quota-Reset", strconv.FormatInt(q.Reset.Unix(), 10))
+		inf := info(ctx)
+		inf.lateFields = [...]request.Field{{Name: "X-Quota-Limit", Value: strconv.FormatInt(q.Limit, 10)},
+			{Name: "X-Quota-Remaining", Value: strconv.FormatInt(q.Remaining(n), 10)}, {Name: "X-Quota-Reset", Value: strconv.FormatInt(q.Reset.Unix(), 10)}}
+		inf.late = inf.lateFields[:]
 	}
 	return k, q.Check(n, now)
 }

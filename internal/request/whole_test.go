@@ -42,8 +42,10 @@ func (c countingConn) Write(p []byte) (int, error) {
 
 // A response written with Whole leaves in one write, header and body,
 // whatever its size up to maxWhole, on a server serving a Listener with
-// ConnContext; over maxWhole it still arrives whole. The client gets the
-// same bytes either way, on one keep-alive connection.
+// ConnContext; over maxWhole, or with no body, it still arrives whole. The
+// client gets the same bytes and header fields either way, late ones
+// included, on one keep-alive connection; on a held answer the late ones
+// never were in the header's map.
 func TestWholeIsOneWrite(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -53,11 +55,18 @@ func TestWholeIsOneWrite(t *testing.T) {
 	srv := &http.Server{ConnContext: ConnContext, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := strconv.Atoi(r.URL.Query().Get("n"))
 		body := bytes.Repeat([]byte("0123456789abcdef"), n/16)
-		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		if n > 0 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		}
+		w.Header().Set("X-Early", "set")
 		sw := &StatusWriter{ResponseWriter: w}
-		sw.WriteHeader(http.StatusOK)
-		if m, err := Whole(r.Context(), sw, body); m != len(body) || err != nil {
+		late := []Field{{"X-Late-One", "1"}, {"X-Late-Two", strconv.Itoa(n)}}
+		if m, err := Whole(r.Context(), sw, http.StatusCreated, late, body); m != len(body) || err != nil {
 			t.Errorf("Whole: %d of %d, %v", m, len(body), err)
+		}
+		held := n > 0 && n <= maxWhole
+		if _, inMap := w.Header()["X-Late-One"]; inMap == held || sw.Status != http.StatusCreated {
+			t.Errorf("n=%d: late fields in the map %v, status %d", n, inMap, sw.Status)
 		}
 	})}
 	go srv.Serve(Listener(counted))
@@ -69,7 +78,7 @@ func TestWholeIsOneWrite(t *testing.T) {
 	}
 	defer c.Close()
 	rd := bufio.NewReader(c)
-	for _, n := range []int{16, 2048, 4096, 5120, 13312, maxWhole, 2 * maxWhole} {
+	for _, n := range []int{16, 2048, 4096, 5120, 13312, maxWhole, 2 * maxWhole, 0} {
 		counted.mu.Lock()
 		counted.writes = 0
 		counted.mu.Unlock()
@@ -82,8 +91,12 @@ func TestWholeIsOneWrite(t *testing.T) {
 		}
 		body, err := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if err != nil || len(body) != n || !strings.HasPrefix(string(body), "0123456789abcdef") {
+		if err != nil || len(body) != n || n > 0 && !strings.HasPrefix(string(body), "0123456789abcdef") {
 			t.Fatalf("n=%d: %d bytes, %v", n, len(body), err)
+		}
+		if resp.StatusCode != http.StatusCreated || resp.Header.Get("X-Early") != "set" || resp.Header.Get("X-Late-One") != "1" ||
+			resp.Header.Get("X-Late-Two") != strconv.Itoa(n) || len(resp.Header["X-Late-One"]) != 1 {
+			t.Errorf("n=%d: %d %v", n, resp.StatusCode, resp.Header)
 		}
 		counted.mu.Lock()
 		writes := counted.writes
@@ -91,6 +104,18 @@ func TestWholeIsOneWrite(t *testing.T) {
 		if n <= maxWhole && writes != 1 {
 			t.Errorf("n=%d: %d writes, want 1", n, writes)
 		}
+	}
+	// A HEAD's answer is the header alone, late fields in it.
+	if _, err := io.WriteString(c, "HEAD /?n=13312 HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(rd, &http.Request{Method: http.MethodHead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated || resp.Header.Get("X-Late-Two") != "13312" || resp.ContentLength != 13312 {
+		t.Errorf("HEAD: %d %v", resp.StatusCode, resp.Header)
 	}
 }
 
@@ -111,6 +136,7 @@ type connWriter struct {
 }
 
 func (w connWriter) Write(p []byte) (int, error) { return w.c.Write(p) }
+func (w connWriter) WriteHeader(int)             {}
 
 // A held answer that the connection fails to send closes the connection:
 // net/http took the bytes as written, and a connection that sent part of an
@@ -120,7 +146,7 @@ func TestWholeFailedWriteCloses(t *testing.T) {
 	l := Listener(nil).(holdingListener)
 	hc := &holdingConn{Conn: fc, buffers: l.buffers}
 	ctx := ConnContext(t.Context(), hc)
-	if _, err := Whole(ctx, connWriter{c: hc}, []byte("a body")); err == nil || !fc.closed {
+	if _, err := Whole(ctx, connWriter{c: hc}, http.StatusOK, nil, []byte("a body")); err == nil || !fc.closed {
 		t.Fatalf("Whole: %v, closed %v; want an error and the connection closed", err, fc.closed)
 	}
 	if hc.held != nil {
