@@ -84,7 +84,7 @@ type site struct {
 	// __Host- prefixed and Secure. Plain http is for loopback development.
 	secure    bool
 	publicURL string
-	tpl       map[string]*template.Template
+	tpl       *template.Template
 	// pay is the payment page's template, a page of its own.
 	pay *template.Template
 	// secret fingerprints the API keys the portal makes and seals webhook
@@ -105,32 +105,65 @@ type site struct {
 	slipsLive bool
 }
 
-// parseTemplates gives each page template its own copy of the layout and
-// of the parts pages share (templates/parts).
-func parseTemplates() map[string]*template.Template {
-	layout := template.Must(template.New("layout").Funcs(funcs).ParseFS(templates, "templates/layout.html", "templates/parts/*.html"))
-	out := map[string]*template.Template{}
+// parseTemplates parses the layout, the parts pages share
+// (templates/parts) and every page into one set, each part once. Page
+// KEY's title and content are defined there as page/KEY/title and
+// page/KEY/content, and page/KEY is the layout calling them (pageName). A copy of the layout
+// and the parts for each page (html/template's way of giving pages blocks
+// of the same names) was a quarter of what the process keeps alive, which
+// every collection walks.
+func parseTemplates() *template.Template {
+	set := template.Must(template.New("parts").Funcs(funcs).ParseFS(templates, "templates/parts/*.html"))
+	layout := readTemplate("templates/layout.html")
 	names, _ := fs.Glob(templates, "templates/*.html")
 	for _, name := range names {
 		if name == "templates/layout.html" {
 			continue
 		}
-		key := strings.TrimSuffix(strings.TrimPrefix(name, "templates/"), ".html")
-		out[key] = template.Must(template.Must(layout.Clone()).ParseFS(templates, name))
+		key := pageName(strings.TrimSuffix(strings.TrimPrefix(name, "templates/"), ".html"))
+		page := renamed(name, readTemplate(name), `{{define "title"}}`, `{{define "`+key+`/title"}}`, `{{define "content"}}`, `{{define "`+key+`/content"}}`)
+		own := renamed("templates/layout.html", layout, `{{define "layout"}}`, `{{define "`+key+`"}}`,
+			`{{template "title" .}}`, `{{template "`+key+`/title" .}}`, `{{template "content" .}}`, `{{template "`+key+`/content" .}}`)
+		template.Must(set.New(name).Parse(page + own))
 	}
-	return out
+	return set
+}
+
+// pageName is the template of the page named name (its file's name in
+// templates/), apart from the parts' names.
+func pageName(name string) string { return "page/" + name }
+
+// readTemplate is the text of a template file.
+func readTemplate(name string) string {
+	b, err := fs.ReadFile(templates, name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// renamed is text with each old of the pairs replaced by its new, each
+// found exactly once (a template that names its blocks otherwise is a
+// programming error, found by every test that serves a page).
+func renamed(name, text string, pairs ...string) string {
+	for i := 0; i < len(pairs); i += 2 {
+		if n := strings.Count(text, pairs[i]); n != 1 {
+			panic(fmt.Sprintf("web: %s has %s %d times, not once", name, pairs[i], n))
+		}
+		text = strings.Replace(text, pairs[i], pairs[i+1], 1)
+	}
+	return text
 }
 
 // render writes a page with the layout. A page that cannot be made (a
 // programming error: every template is tested) is the error for fail,
 // nothing of it written.
 func (s *site) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) error {
-	t, ok := s.tpl[name]
-	if !ok {
+	if s.tpl.Lookup(pageName(name)) == nil {
 		return errors.New("web: no template " + name)
 	}
 	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "layout", p); err != nil {
+	if err := s.tpl.ExecuteTemplate(&buf, pageName(name), p); err != nil {
 		return fmt.Errorf("web: template %s: %w", name, err)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
