@@ -98,7 +98,8 @@ func Load(path string) (s *Secret, created bool, err error) {
 }
 
 // mac is a reused HMAC with the buffer a key's text is copied into for
-// it: written as a string, the text was copied anew each time.
+// it (written as a string, the text was copied anew each time), cleared
+// once hashed: a pooled buffer does not keep the last key.
 type mac struct {
 	hash.Hash
 	text []byte
@@ -111,6 +112,7 @@ func (s *Secret) Fingerprint(apiKey string) string {
 	m.Reset()
 	m.text = append(m.text[:0], apiKey...)
 	m.Write(m.text)
+	clear(m.text)
 	var sum [sha256.Size]byte
 	var text [2 * sha256.Size]byte
 	m.Sum(sum[:0])

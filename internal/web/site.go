@@ -108,10 +108,10 @@ type site struct {
 // parseTemplates parses the layout, the parts pages share
 // (templates/parts) and every page into one set, each part once. Page
 // KEY's title and content are defined there as page/KEY/title and
-// page/KEY/content, and page/KEY is the layout calling them (pageName). A copy of the layout
-// and the parts for each page (html/template's way of giving pages blocks
-// of the same names) was a quarter of what the process keeps alive, which
-// every collection walks.
+// page/KEY/content, and page/KEY (pageName) is the layout calling them. A
+// copy of the layout and the parts for each page (html/template's way of
+// giving pages blocks of the same names) was a quarter of what the process
+// keeps alive, which every collection walks.
 func parseTemplates() *template.Template {
 	set := template.Must(template.New("parts").Funcs(funcs).ParseFS(templates, "templates/parts/*.html"))
 	layout := readTemplate("templates/layout.html")
