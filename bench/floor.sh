@@ -5,12 +5,17 @@
 # amount of CPU on each request (-work); rentapi on SQLite, GET
 # /v1/bills?limit=20 seeded like compare.sh's, is the last row. So a p99
 # target stated at half the maximum can be set against what any server of
-# rentapi's cost gets here, measured in the same run.
+# rentapi's cost gets here, measured in the same run. With ENGINE=postgres
+# (and RENTAPI_BENCH_POSTGRES) rentapi runs on PostgreSQL, and a row
+# pg-trip is bare net/http making one round trip to the same PostgreSQL
+# before each answer (`baseline -postgres`, a pool of 10 like rentapi's):
+# what a server that asks its database once a request gets here.
 #
 #   bench/floor.sh
 #   WORKS="0 100 300" DURATION=8s ROUNDS=3 bench/floor.sh
 #   RATE=4000 WORKS="150 250" bench/floor.sh   # every row at one rate instead
 #   WORKS=0 PROCS="2 3 4" bench/floor.sh        # rentapi rows at those GOMAXPROCS
+#   ENGINE=postgres RENTAPI_BENCH_POSTGRES=... WORKS=0 bench/floor.sh
 #
 # Each row, each round: wrk -t2 -c32 for DURATION gives the maximum, then
 # cycle pace at half of it for DURATION gives p50 and p99 (timed from when
@@ -46,6 +51,10 @@ for w in $works; do
 	started "work-$w" "$work/baseline" -body "$work/body.json" -work "${w}us"
 	rows+=("work-$w")
 done
+if [ "${ENGINE:-sqlite}" = postgres ]; then
+	started pg-trip "$work/baseline" -body "$work/body.json" -postgres "$RENTAPI_BENCH_POSTGRES"
+	rows+=(pg-trip)
+fi
 rows+=("${servers[@]}")
 # work-0 is bare net/http, the tail ratio's reference: there even when not a row.
 [ -n "${pid[work-0]:-}" ] || started work-0 "$work/baseline" -body "$work/body.json" -work 0us
