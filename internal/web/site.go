@@ -121,7 +121,13 @@ func parseTemplates() *template.Template {
 			continue
 		}
 		key := pageName(strings.TrimSuffix(strings.TrimPrefix(name, "templates/"), ".html"))
-		page := renamed(name, readTemplate(name), `{{define "title"}}`, `{{define "`+key+`/title"}}`, `{{define "content"}}`, `{{define "`+key+`/content"}}`)
+		text := readTemplate(name)
+		if n := strings.Count(text, `define "`); n != 2 { // {{define and {{- define alike
+			// In one set, a block of another name would be every page's,
+			// the last parsed silently replacing the others'.
+			panic(fmt.Sprintf("web: %s defines %d blocks, not title and content alone", name, n))
+		}
+		page := renamed(name, text, `{{define "title"}}`, `{{define "`+key+`/title"}}`, `{{define "content"}}`, `{{define "`+key+`/content"}}`)
 		own := renamed("templates/layout.html", layout, `{{define "layout"}}`, `{{define "`+key+`"}}`,
 			`{{template "title" .}}`, `{{template "`+key+`/title" .}}`, `{{template "content" .}}`, `{{template "`+key+`/content" .}}`)
 		template.Must(set.New(name).Parse(page + own))
